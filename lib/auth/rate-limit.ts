@@ -1,0 +1,55 @@
+export interface RateDecision {
+  readonly allowed: boolean;
+  /** Requests left in the window after this one. */
+  readonly remaining: number;
+  /** Whole seconds to the end of the window, at least 1. */
+  readonly resetSeconds: number;
+}
+
+interface Window {
+  start: number;
+  count: number;
+}
+
+/**
+ * Process-local fixed windows per client, each started by the client's first request. Expired
+ * windows are swept as the map grows, so memory is bounded by the clients active in the last
+ * window rather than by every client ever seen.
+ */
+export class FixedWindowRateLimiter {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly #windows = new Map<number, Window>();
+  #nextSweepAt = 1024;
+
+  constructor(limit: number, windowMs = 60_000) {
+    this.limit = limit;
+    this.windowMs = windowMs;
+  }
+
+  /** Counts a request of `clientId` at `now` if the window has room. Refused requests do not count. */
+  take(clientId: number, now: number): RateDecision {
+    let window = this.#windows.get(clientId);
+    if (window === undefined || now >= window.start + this.windowMs || now < window.start) {
+      window = { start: now, count: 0 };
+      this.#windows.set(clientId, window);
+      if (this.#windows.size >= this.#nextSweepAt) this.#sweep(now);
+    }
+    const resetSeconds = Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
+    if (window.count >= this.limit) return { allowed: false, remaining: 0, resetSeconds };
+    window.count += 1;
+    return { allowed: true, remaining: this.limit - window.count, resetSeconds };
+  }
+
+  /** Number of windows held (for tests of the memory bound). */
+  get size(): number {
+    return this.#windows.size;
+  }
+
+  #sweep(now: number): void {
+    for (const [clientId, window] of this.#windows) {
+      if (now >= window.start + this.windowMs) this.#windows.delete(clientId);
+    }
+    this.#nextSweepAt = Math.max(1024, this.#windows.size * 2);
+  }
+}

@@ -1,0 +1,59 @@
+import type { Principal } from '../../auth/authenticate.js';
+import type { TaskView } from '../../schemas/resources.js';
+import type { OrganisationStatements } from '../../store/organisations.js';
+import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
+import { ServiceError } from '../errors.js';
+import { isBlocked, isRunnable } from './state.js';
+import { buildTaskViews, type RemainingMinutes } from './view.js';
+
+export interface TaskReadDependencies {
+  readonly reads: TaskReadStatements;
+  readonly organisations: OrganisationStatements;
+  readonly remaining: RemainingMinutes;
+  readonly hasAllocation: (row: TaskRow) => boolean;
+}
+
+/** The read use cases: one task, the offer list and the waiting list. */
+export function taskReads(deps: TaskReadDependencies) {
+  const { reads, organisations } = deps;
+
+  function views(principal: Principal, rows: readonly TaskRow[], includeNotes: boolean): TaskView[] {
+    return buildTaskViews(rows, reads, {
+      principal,
+      workspaceVersion: organisations.workspaceVersion(principal.organisationId),
+      includeNotes,
+      remaining: deps.remaining,
+    });
+  }
+
+  function resourceId(principal: Principal): number {
+    if (principal.resource === null) throw new ServiceError('permission_denied', 'identity-only client');
+    return principal.resource.id;
+  }
+
+  return {
+    /** The full task with notes; ownership was checked by the pipeline. */
+    getTask(principal: Principal, taskId: number, now: number): TaskView {
+      const row = reads.task(taskId, now);
+      if (row === undefined) throw new ServiceError('task_not_found');
+      const [view] = views(principal, [row], true);
+      if (view === undefined) throw new ServiceError('task_not_found');
+      return view;
+    },
+
+    /** Contract 5: runnable, assigned to the caller, no live lease. */
+    listAvailable(principal: Principal, now: number): TaskView[] {
+      const rows = reads.unfinishedForResource(resourceId(principal), now)
+        .filter((row) => row.liveClaim !== 1 && isRunnable(row, now, deps.hasAllocation));
+      return views(principal, rows, false);
+    },
+
+    /** Contract 5: assigned, not Done, blocked. */
+    listWaiting(principal: Principal, now: number): TaskView[] {
+      const rows = reads.unfinishedForResource(resourceId(principal), now).filter(isBlocked);
+      return views(principal, rows, false);
+    },
+  };
+}
+
+export type TaskReads = ReturnType<typeof taskReads>;

@@ -1,0 +1,32 @@
+import { localToEpochMs } from '../../time/london.js';
+import type { TaskRow } from '../../store/task-reads.js';
+
+export type BlockingReason = 'unmet prerequisites' | 'human assistance' | 'external waiting';
+
+/** Contract 5: exactly the reasons that hold, in this order. */
+export function blockingReasons(row: TaskRow): BlockingReason[] {
+  const reasons: BlockingReason[] = [];
+  if (row.unmetPrerequisites === 1) reasons.push('unmet prerequisites');
+  if (row.humanBlocker === 1) reasons.push('human assistance');
+  if (row.isWaiting === 1) reasons.push('external waiting');
+  return reasons;
+}
+
+export function isBlocked(row: TaskRow): boolean {
+  return row.unmetPrerequisites === 1 || row.humanBlocker === 1 || row.isWaiting === 1;
+}
+
+/** A planning wall time that has not yet arrived holds work back. */
+function notYet(local: string | null, now: number): boolean {
+  return local !== null && localToEpochMs(local) > now;
+}
+
+/**
+ * Contract 5, runnable: not Done, not blocked, project active, earliestStart and releaseDate not
+ * after now, and a current scheduler allocation or a zero estimate (reconciliation work).
+ */
+export function isRunnable(row: TaskRow, now: number, hasAllocation: (row: TaskRow) => boolean): boolean {
+  if (row.status === 'Done' || isBlocked(row) || row.projectActive !== 1) return false;
+  if (notYet(row.earliestStart, now) || notYet(row.releaseDate, now)) return false;
+  return row.estimatedMinutes === 0 || hasAllocation(row);
+}

@@ -1,0 +1,215 @@
+import type { Principal } from '../../auth/authenticate.js';
+import type {
+  AssignmentView, AwaitingEvaluationView, HumanRequestView, NoteView, SourceActivationView, SourceChangeView,
+  SourceContextView, TaskView,
+} from '../../schemas/resources.js';
+import type {
+  HumanRequestRow, TaskReadStatements, TaskRow,
+} from '../../store/task-reads.js';
+import { formatUtc } from '../../time/london.js';
+import { blockingReasons } from './state.js';
+
+/** Quoted task ETag of contract 4. */
+export function taskEtag(taskId: number, workspaceVersion: number): string {
+  return `"task-${taskId}-plan-${workspaceVersion}"`;
+}
+
+const utcOrNull = (ms: number | null): string | null => (ms === null ? null : formatUtc(ms));
+
+const STATUS_OF_LIFECYCLE = {
+  floating: 'Ready',
+  planned: 'Ready',
+  inprogress: 'InProgress',
+  completed: 'Done',
+} as const;
+
+/** The HumanRequest shape of one assistance stage. */
+export function humanRequestView(row: HumanRequestRow): HumanRequestView {
+  const completed = row.lifecycle === 'completed';
+  return {
+    stageId: row.stageId,
+    requestedForStageId: row.originTaskId,
+    incomingId: row.incomingId,
+    requestedByApiClientId: row.requestedByClientId,
+    requestedByStaffMemberId: row.requestedByStaffId,
+    assignedHumanId: row.assignedHumanId,
+    assignedHumanName: row.assignedHumanName,
+    requestedByName: row.requestedByName,
+    originTitle: row.originTitle,
+    title: row.title,
+    details: row.details,
+    estimatedMinutes: row.estimatedMinutes,
+    remainingMinutes: completed ? 0 : row.estimatedMinutes,
+    status: STATUS_OF_LIFECYCLE[row.lifecycle],
+    isBlocking: row.isBlocking === 1,
+    isOutstandingBlocker: row.isBlocking === 1 && row.responseState !== 'resolved',
+    response: row.response,
+    createdUtc: formatUtc(row.createdUtc),
+    completedUtc: utcOrNull(row.completedUtc),
+    lifecycle: row.lifecycle,
+    priorityName: row.priorityName,
+    responseState: row.responseState,
+    actualStartUtc: utcOrNull(row.actualStartUtc),
+    actualEffortMinutes: row.actualEffortMinutes,
+    incomingRevision: row.revision,
+    respondedAtUtc: utcOrNull(row.respondedAtUtc),
+    assistanceKind: row.assistanceKind,
+  };
+}
+
+function awaitingEvaluation(row: HumanRequestRow): AwaitingEvaluationView {
+  return {
+    id: row.incomingId,
+    assistanceStageId: row.stageId,
+    assistanceKind: row.assistanceKind,
+    response: row.response,
+    respondedAtUtc: utcOrNull(row.respondedAtUtc),
+    revision: row.revision,
+  };
+}
+
+function groupByTask<R extends { taskId: number }>(rows: readonly R[]): Map<number, R[]> {
+  const groups = new Map<number, R[]>();
+  for (const row of rows) {
+    const group = groups.get(row.taskId);
+    if (group === undefined) groups.set(row.taskId, [row]);
+    else group.push(row);
+  }
+  return groups;
+}
+
+function parseFacts(text: string | null): Record<string, unknown> | null {
+  return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
+}
+
+/** Remaining minutes of a task and of each assignee; supplied by the planning layer. */
+export interface RemainingMinutes {
+  task(row: TaskRow): number;
+  assignee(row: TaskRow, assigneeEstimate: number | null, assigneeCount: number): number;
+}
+
+export interface ViewOptions {
+  readonly principal: Principal;
+  readonly workspaceVersion: number;
+  readonly includeNotes: boolean;
+  readonly remaining: RemainingMinutes;
+}
+
+const EMPTY: readonly never[] = [];
+
+/**
+ * Assembles complete Task views for a set of rows with one query per child collection. Assistance
+ * and reply content is hidden without `human-requests:read`; the derived flags are not.
+ */
+export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatements, options: ViewOptions): TaskView[] {
+  if (rows.length === 0) return [];
+  const ids = JSON.stringify(rows.map((row) => row.id));
+  const assignees = groupByTask(reads.assignees(ids));
+  const dependencies = groupByTask(reads.dependencies(ids));
+  const intervals = groupByTask(reads.intervals(ids));
+  const humanRequests = groupByTask(reads.humanRequests(ids).map((row) => ({ ...row, taskId: row.originTaskId })));
+  const contexts = groupByTask(reads.sourceContexts(ids));
+  const changes = groupByTask(reads.sourceChanges(ids));
+  const activations = groupByTask(reads.sourceActivations(ids));
+  const canReadAssistance = options.principal.has('human-requests:read');
+
+  return rows.map((row): TaskView => {
+    const taskIntervals = intervals.get(row.id) ?? EMPTY;
+    const taskAssignees = assignees.get(row.id) ?? EMPTY;
+    const requests = humanRequests.get(row.id) ?? EMPTY;
+    const awaiting = requests.filter((request) => request.responseState === 'responded').map(awaitingEvaluation);
+    const taskChanges = changes.get(row.id) ?? EMPTY;
+    const reasons = blockingReasons(row);
+    let actualMs = 0;
+    for (const interval of taskIntervals) actualMs += interval.endUtc - interval.startUtc;
+
+    const externalChanges = taskChanges.map((change): SourceChangeView => {
+      const hideReply = change.kind === 'reply' && !canReadAssistance;
+      return {
+        id: change.id,
+        incomingId: change.incomingId,
+        kind: change.kind,
+        before: parseFacts(change.beforeFacts),
+        after: parseFacts(change.afterFacts),
+        response: hideReply ? null : change.response,
+        author: hideReply ? null : change.author,
+        occurredUtc: formatUtc(change.occurredUtc),
+        receivedUtc: formatUtc(change.receivedUtc),
+        acknowledgedUtc: utcOrNull(change.acknowledgedUtc),
+      };
+    });
+    const assigneeViews = taskAssignees.map((assignee): AssignmentView => ({
+      staffMemberId: assignee.staffMemberId,
+      name: assignee.name,
+      remainingMinutes: options.remaining.assignee(row, assignee.estimatedMinutes, taskAssignees.length),
+      estimatedMinutes: assignee.estimatedMinutes,
+    }));
+    const externalContext = (contexts.get(row.id) ?? EMPTY).map((context): SourceContextView => ({
+      providerKey: context.providerKey,
+      itemId: context.itemId,
+      facts: { title: context.title, description: context.description, businessStatus: context.businessStatus },
+      lastSuccessUtc: utcOrNull(context.lastSuccessUtc),
+      isAvailable: context.isAvailable === 1,
+    }));
+    const sourceActivations = (activations.get(row.id) ?? EMPTY).map((activation): SourceActivationView => ({
+      activatedUtc: formatUtc(activation.activatedUtc),
+      sources: JSON.parse(activation.sources) as SourceActivationView['sources'],
+    }));
+    const notes: NoteView[] = options.includeNotes
+      ? reads.notes(row.id).map((note) => ({
+          id: note.id,
+          text: note.text,
+          createdUtc: formatUtc(note.createdUtc),
+          clientName: note.clientName,
+          staffName: note.staffName,
+        }))
+      : [];
+
+    return {
+      id: row.id,
+      title: row.title,
+      description: row.description,
+      status: row.status,
+      sequence: row.sequence,
+      estimatedMinutes: row.estimatedMinutes,
+      remainingMinutes: options.remaining.task(row),
+      actualMinutes: actualMs / 60000,
+      actualIntervals: taskIntervals.map((interval) => ({
+        staffMemberId: interval.staffMemberId,
+        start: interval.start,
+        end: interval.end,
+      })),
+      startedAt: row.startedAt,
+      completedAt: row.completedAt,
+      earliestStart: row.earliestStart,
+      isWaiting: row.isWaiting === 1,
+      releaseDate: row.releaseDate,
+      resourceMode: row.resourceMode,
+      project: {
+        id: row.projectId,
+        name: row.projectName,
+        priority: row.projectPriority,
+        priorityName: row.projectPriorityName,
+        targetDate: row.projectTargetDate,
+        hardDeadline: row.projectHardDeadline,
+        deadlineReason: row.projectDeadlineReason,
+        isActive: row.projectActive === 1,
+      },
+      assignees: assigneeViews,
+      dependencies: (dependencies.get(row.id) ?? EMPTY).map((dependency) => ({
+        taskId: dependency.prerequisiteId,
+        status: dependency.status,
+      })),
+      requiresAttention: awaiting.length > 0 || taskChanges.some((change) => change.acknowledgedUtc === null),
+      externalContext,
+      externalChanges,
+      sourceActivations,
+      responsesAwaitingEvaluation: canReadAssistance ? awaiting : [],
+      blocked: reasons.length > 0,
+      blockingReasons: reasons,
+      humanRequests: canReadAssistance ? requests.map(humanRequestView) : [],
+      notes,
+      etag: taskEtag(row.id, options.workspaceVersion),
+    };
+  });
+}

@@ -1,0 +1,72 @@
+import { ServiceError } from '../domain/errors.js';
+import { validatorFor } from '../schemas/validator.js';
+import { readJson, type JsonValue } from './json-reader.js';
+import type { RequestHeaders } from './headers.js';
+import type { BodySpec } from './operations.js';
+
+export const MAX_BODY_BYTES = 131072;
+
+export interface ParsedBody {
+  readonly value: JsonValue;
+  /** Canonical text for idempotency fingerprints (members sorted, numbers as sent). */
+  readonly canonical: string;
+}
+
+const EMPTY_OBJECT: ParsedBody = { value: {}, canonical: '{}' };
+
+/** Byte length without copying: strings are measured as UTF-8. */
+export function bodyByteLength(body: Uint8Array | string | null | undefined): number {
+  if (body === undefined || body === null) return 0;
+  return typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
+}
+
+/** `application/json` or `application/*+json`, with at most a `charset=utf-8` parameter. */
+export function isJsonMediaType(contentType: string): boolean {
+  const [mediaType = '', ...parameters] = contentType.split(';');
+  const type = mediaType.trim().toLowerCase();
+  const slash = type.indexOf('/');
+  if (slash <= 0 || type.slice(0, slash) !== 'application') return false;
+  const subtype = type.slice(slash + 1);
+  if (subtype !== 'json' && !(subtype.endsWith('+json') && subtype.length > 5 && /^[a-z0-9!#$&^_.+-]+$/.test(subtype))) {
+    return false;
+  }
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=').map((part) => part.trim().toLowerCase());
+    if (name !== 'charset' || (value !== 'utf-8' && value !== '"utf-8"')) return false;
+  }
+  return true;
+}
+
+/**
+ * Step 6 of the pipeline for bodies: media type (415), then JSON syntax, duplicate members, shape
+ * and bounds (400). Returns undefined for operations without a request body.
+ */
+export function readBody(
+  spec: BodySpec | null,
+  body: Uint8Array | string | null | undefined,
+  headers: RequestHeaders,
+  onInvalid: (detail: string) => void,
+): ParsedBody | undefined {
+  const empty = bodyByteLength(body) === 0;
+  if (spec === null) {
+    if (!empty) throw new ServiceError('validation_failed', 'this operation takes no request body');
+    return undefined;
+  }
+  if (empty) {
+    if (spec.required) throw new ServiceError('validation_failed', 'request body required');
+    return EMPTY_OBJECT;
+  }
+  const contentType = headers.get('content-type');
+  if (contentType === undefined || !isJsonMediaType(contentType)) {
+    throw new ServiceError('unsupported_media_type', `content type ${contentType ?? '(none)'}`);
+  }
+  const parsed = readJson(body as Uint8Array | string);
+  if (!parsed.ok) throw new ServiceError('validation_failed', `JSON ${parsed.failure} at ${parsed.offset}`);
+  const validator = validatorFor(spec.schema);
+  if (!validator.check(parsed.value)) {
+    const failure = validator.describeFailure(parsed.value);
+    onInvalid(failure);
+    throw new ServiceError('validation_failed', failure);
+  }
+  return { value: parsed.value, canonical: parsed.canonical };
+}

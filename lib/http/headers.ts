@@ -1,0 +1,24 @@
+import type { HeaderValue } from './types.js';
+
+/** Case-insensitive, single-valued view of request headers. */
+export interface RequestHeaders {
+  get(name: string): string | undefined;
+}
+
+/**
+ * Normalises header names once per request. A repeated header is joined with ", " as HTTP list
+ * syntax says, so a doubled `Authorization` or `If-Match` fails its own parser instead of one
+ * value being silently chosen.
+ */
+export function requestHeaders(raw: Readonly<Record<string, HeaderValue>>): RequestHeaders {
+  const values = new Map<string, string>();
+  for (const name of Object.keys(raw)) {
+    const value = raw[name];
+    if (value === undefined) continue;
+    const text = typeof value === 'string' ? value : value.join(', ');
+    const key = name.toLowerCase();
+    const previous = values.get(key);
+    values.set(key, previous === undefined ? text : `${previous}, ${text}`);
+  }
+  return { get: (name) => values.get(name) };
+}

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { authenticate, type Principal } from '../auth/authenticate.js';
+import type { FixedWindowRateLimiter } from '../auth/rate-limit.js';
+import { ServiceError } from '../domain/errors.js';
+import { INT32_MAX } from '../schemas/common.js';
+import type { ClientStatements } from '../store/clients.js';
+import type { Clock } from '../time/clock.js';
+import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './body.js';
+import { requestHeaders, type RequestHeaders } from './headers.js';
+import { BASE_PATH, type OperationSpec } from './operations.js';
+import { problemResponse } from './problem.js';
+import type { Router } from './router.js';
+import type { ServiceRequest, ServiceResponse } from './types.js';
+
+/** Where the service reports what it cannot tell the client. */
+export interface Logger {
+  error(entry: Record<string, unknown>): void;
+  debug?(entry: Record<string, unknown>): void;
+}
+
+/** Everything an operation handler gets once the generic steps have passed. */
+export interface OperationContext {
+  readonly traceId: string;
+  readonly now: number;
+  readonly principal: Principal;
+  /** The path `{id}`, or 0 for paths without one. */
+  readonly id: number;
+  readonly query: ReadonlyMap<string, string>;
+  readonly body: ParsedBody | undefined;
+  readonly headers: RequestHeaders;
+  readonly operation: OperationSpec;
+}
+
+export type OperationHandler = (context: OperationContext) => ServiceResponse | Promise<ServiceResponse>;
+
+/** Step 7: not-found and ownership checks for the kind of object the path names. */
+export type TargetCheck = (principal: Principal, id: number) => void;
+
+export interface PipelineDependencies {
+  readonly router: Router;
+  readonly clients: ClientStatements;
+  readonly limiter: FixedWindowRateLimiter;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly handlers: ReadonlyMap<string, OperationHandler>;
+  readonly anonymousHandlers: ReadonlyMap<string, () => ServiceResponse>;
+  readonly targetChecks: Readonly<Partial<Record<OperationSpec['target'], TargetCheck>>>;
+}
+
+const ID_PATTERN = /^[1-9][0-9]*$/;
+
+function newTraceId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+/** A JSON success response. */
+export function jsonResponse(status: number, value: unknown, headers?: Record<string, string>): ServiceResponse {
+  return { status, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(value) };
+}
+
+/**
+ * The request pipeline of contract 1. Each step either passes or throws a ServiceError; the
+ * first failure answers. Every response gets `X-Trace-Id`; every authenticated one the
+ * RateLimit fields.
+ */
+export function createPipeline(deps: PipelineDependencies): (request: ServiceRequest) => ServiceResponse | Promise<ServiceResponse> {
+  const policy = `"default";q=${deps.limiter.limit};w=${Math.round(deps.limiter.windowMs / 1000)}`;
+
+  function finish(response: ServiceResponse, traceId: string, rate: { remaining: number; reset: number } | null): ServiceResponse {
+    response.headers['x-trace-id'] = traceId;
+    if (rate !== null) {
+      response.headers['ratelimit-policy'] = policy;
+      response.headers['ratelimit'] = `"default";r=${rate.remaining};t=${rate.reset}`;
+    }
+    return response;
+  }
+
+  function failure(error: unknown, traceId: string, request: ServiceRequest): ServiceResponse {
+    if (error instanceof ServiceError) {
+      const extra: Record<string, string> = { ...error.headers };
+      if (error.code === 'authentication_failed') extra['www-authenticate'] = 'Bearer';
+      deps.logger.debug?.({ traceId, code: error.code, detail: error.detail });
+      return problemResponse(error.code, traceId, extra);
+    }
+    const stack = error instanceof Error ? error.stack ?? error.message : String(error);
+    deps.logger.error({ traceId, message: 'unexpected error', method: request.method, error: stack });
+    return problemResponse('internal_error', traceId);
+  }
+
+  return function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
+    const traceId = newTraceId();
+    let rate: { remaining: number; reset: number } | null = null;
+    try {
+      const headers = requestHeaders(request.headers ?? {});
+      const url = typeof request.url === 'string' ? request.url : '';
+      const queryAt = url.indexOf('?');
+      const path = queryAt === -1 ? url : url.slice(0, queryAt);
+      const rawQuery = queryAt === -1 ? '' : url.slice(queryAt + 1);
+
+      // 1. Route.
+      const match = path.startsWith(`${BASE_PATH}/`) ? deps.router.find(path.slice(BASE_PATH.length)) : null;
+      if (match === null) throw new ServiceError('route_not_found');
+      const operation = match.operations.get(request.method);
+      if (operation === undefined) throw new ServiceError('method_not_allowed', request.method, { allow: match.allow });
+
+      // 2. Body size, before anything reads the body.
+      const declared = Number(headers.get('content-length') ?? 0);
+      if (declared > MAX_BODY_BYTES || bodyByteLength(request.body) > MAX_BODY_BYTES) {
+        throw new ServiceError('request_too_large');
+      }
+
+      if (operation.caller === 'anonymous') {
+        const anonymous = deps.anonymousHandlers.get(operation.operationId);
+        if (anonymous === undefined) throw new ServiceError('route_not_found');
+        readBody(operation.body, request.body, headers, () => undefined);
+        return finish(anonymous(), traceId, null);
+      }
+
+      // 3. Authentication.
+      const principal = authenticate(headers.get('authorization'), deps.clients);
+
+      // 4. Rate limit, per client.
+      const now = deps.clock.now();
+      const decision = deps.limiter.take(principal.clientId, now);
+      rate = { remaining: decision.remaining, reset: decision.resetSeconds };
+      if (!decision.allowed) {
+        throw new ServiceError('rate_limited', undefined, { 'retry-after': String(decision.resetSeconds) });
+      }
+
+      // 5. Scope; identity-only clients may only read their identity.
+      if (operation.caller === 'resource-client' && principal.resource === null) {
+        throw new ServiceError('permission_denied', 'identity-only client');
+      }
+      if (operation.scope !== null && !principal.has(operation.scope)) {
+        throw new ServiceError('permission_denied', `missing scope ${operation.scope}`);
+      }
+
+      // 6. Request shape: path id, query, media type, JSON body.
+      let id = 0;
+      if (match.id !== undefined) {
+        if (!ID_PATTERN.test(match.id) || match.id.length > 10 || Number(match.id) > INT32_MAX) {
+          throw new ServiceError('validation_failed', 'path id');
+        }
+        id = Number(match.id);
+      }
+      const query = parseQuery(rawQuery, operation);
+      const body = readBody(operation.body, request.body, headers, (detail) =>
+        deps.logger.debug?.({ traceId, operation: operation.operationId, invalid: detail }),
+      );
+
+      // 7. Target: existence, organisation and ownership.
+      deps.targetChecks[operation.target]?.(principal, id);
+
+      const handler = deps.handlers.get(operation.operationId);
+      if (handler === undefined) throw new ServiceError('route_not_found');
+      const context: OperationContext = { traceId, now, principal, id, query, body, headers, operation };
+      const result = handler(context);
+      if (result instanceof Promise) {
+        const settledRate = rate;
+        return result.then(
+          (response) => finish(response, traceId, settledRate),
+          (error: unknown) => finish(failure(error, traceId, request), traceId, settledRate),
+        );
+      }
+      return finish(result, traceId, rate);
+    } catch (error) {
+      return finish(failure(error, traceId, request), traceId, rate);
+    }
+  };
+}
+
+/** Unknown or repeated query parameters are 400; booleans are exactly `true` or `false`. */
+function parseQuery(rawQuery: string, operation: OperationSpec): ReadonlyMap<string, string> {
+  const values = new Map<string, string>();
+  if (rawQuery === '') return values;
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(rawQuery);
+  } catch {
+    throw new ServiceError('validation_failed', 'query string');
+  }
+  for (const [name, value] of params) {
+    const spec = operation.query.find((parameter) => parameter.name === name);
+    if (spec === undefined) throw new ServiceError('validation_failed', `unknown query parameter ${name}`);
+    if (values.has(name)) throw new ServiceError('validation_failed', `repeated query parameter ${name}`);
+    if (spec.kind === 'boolean' && value !== 'true' && value !== 'false') {
+      throw new ServiceError('validation_failed', `${name} must be true or false`);
+    }
+    values.set(name, value);
+  }
+  return values;
+}

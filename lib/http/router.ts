@@ -1,0 +1,55 @@
+import FindMyWay from 'find-my-way';
+import type { HttpMethod, OperationSpec } from './operations.js';
+
+export interface RouteMatch {
+  /** Operations registered for the matched path, by method. */
+  readonly operations: ReadonlyMap<string, OperationSpec>;
+  /** The `Allow` header value for this path. */
+  readonly allow: string;
+  /** Decoded `{id}` path parameter, when the path has one. */
+  readonly id: string | undefined;
+}
+
+interface PathEntry {
+  readonly operations: Map<string, OperationSpec>;
+  allow: string;
+}
+
+/**
+ * Matches a path to its operations. Each path pattern is registered once, whatever its methods,
+ * so find-my-way's static-over-parameter priority decides the path first and the method is looked
+ * up afterwards: `DELETE /tasks/available` is a 405 with `Allow: GET`, never `PATCH /tasks/{id}`.
+ */
+export class Router {
+  readonly #router = FindMyWay({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true });
+  readonly #paths = new Map<string, PathEntry>();
+
+  constructor(operations: readonly OperationSpec[]) {
+    for (const operation of operations) {
+      let entry = this.#paths.get(operation.path);
+      if (entry === undefined) {
+        entry = { operations: new Map(), allow: '' };
+        this.#paths.set(operation.path, entry);
+        this.#router.on('GET', operation.path.replace('{id}', ':id'), () => undefined, entry);
+      }
+      entry.operations.set(operation.method, operation);
+      entry.allow = [...entry.operations.keys()].sort(methodOrder).join(', ');
+    }
+  }
+
+  find(path: string): RouteMatch | null {
+    const found = this.#router.find('GET', path);
+    if (found === null) return null;
+    const entry = found.store as PathEntry;
+    const id = found.params['id'];
+    // find-my-way lets a parameter match nothing (`/tasks/`, `/tasks//claim`): such paths are unknown.
+    if (id === '') return null;
+    return { operations: entry.operations, allow: entry.allow, id };
+  }
+}
+
+const ORDER: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH'];
+
+function methodOrder(a: string, b: string): number {
+  return ORDER.indexOf(a as HttpMethod) - ORDER.indexOf(b as HttpMethod);
+}

@@ -1,0 +1,20 @@
+/** A header as hosts deliver it: Node gives arrays for repeated headers. */
+export type HeaderValue = string | readonly string[] | undefined;
+
+/** What a host adapter hands to `handle()`. */
+export interface ServiceRequest {
+  readonly method: string;
+  /** Path and query as sent, e.g. `/api/v1/tasks/7?x=1`. */
+  readonly url: string;
+  /** Header names in any case; the service compares them case-insensitively. */
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  /** Raw body bytes (or text); absent, null or empty when there is none. */
+  readonly body?: Uint8Array | string | null;
+}
+
+/** What `handle()` answers. Header names are lowercase; `body` is absent when there is none. */
+export interface ServiceResponse {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}

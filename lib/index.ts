@@ -1,0 +1,7 @@
+export { createService, type Service } from './service.js';
+export type { ServiceOptions, SourceProvider } from './options.js';
+export type { ServiceRequest, ServiceResponse, HeaderValue } from './http/types.js';
+export type { Logger } from './http/pipeline.js';
+export { systemClock, manualClock, type Clock, type ManualClock } from './time/clock.js';
+export { openApiDocument } from './schemas/openapi.js';
+export { loadFixture, loadFixtureFile, FixtureError, type LoadSummary } from './fixtures/load.js';

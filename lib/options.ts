@@ -1,0 +1,85 @@
+import type { Logger } from './http/pipeline.js';
+import { isDatabase, type Db } from './store/open.js';
+import { systemClock, type Clock } from './time/clock.js';
+
+/** A linked-source provider (see the README's "Writing a source provider"). */
+export interface SourceProvider {
+  refresh(itemId: string, signal: AbortSignal): Promise<unknown>;
+  publish(itemId: string, request: unknown): Promise<unknown>;
+}
+
+/** Options of `createService`. */
+export interface ServiceOptions {
+  /** A file path, `':memory:'`, or an open better-sqlite3 Database (which the caller keeps owning). */
+  readonly db: string | Db;
+  /** Source of the current time; defaults to the system clock. */
+  readonly clock?: Clock;
+  /** Requests per client per 60-second window; defaults to 120. */
+  readonly rateLimit?: number;
+  /** Linked-source providers keyed by providerKey. */
+  readonly sources?: Readonly<Record<string, SourceProvider>>;
+  /** Receives unexpected errors (with their traceId); defaults to JSON lines on stderr. */
+  readonly logger?: Logger;
+}
+
+export interface ResolvedOptions {
+  readonly db: string | Db;
+  readonly clock: Clock;
+  readonly rateLimit: number;
+  readonly sources: ReadonlyMap<string, SourceProvider>;
+  readonly logger: Logger;
+}
+
+const KNOWN = new Set(['db', 'clock', 'rateLimit', 'sources', 'logger']);
+
+const stderrLogger: Logger = {
+  error(entry) {
+    process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), ...entry })}\n`);
+  },
+};
+
+const hasMethod = (value: object, name: string): boolean =>
+  typeof (value as Record<string, unknown>)[name] === 'function';
+
+/** Checks options once, at construction, with exact messages (documented in the README). */
+export function resolveOptions(options: unknown): ResolvedOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError('createService: options must be an object');
+  }
+  const given = options as Record<string, unknown>;
+  for (const name of Object.keys(given)) {
+    if (!KNOWN.has(name)) throw new TypeError(`createService: unknown option "${name}"`);
+  }
+  const { db, clock, rateLimit, sources, logger } = given;
+  if (!((typeof db === 'string' && db.length > 0) || isDatabase(db))) {
+    throw new TypeError("createService: options.db must be a file path, ':memory:' or an open better-sqlite3 Database");
+  }
+  if (clock !== undefined && (typeof clock !== 'object' || clock === null || !hasMethod(clock, 'now'))) {
+    throw new TypeError('createService: options.clock must be an object with a now() method returning epoch milliseconds');
+  }
+  if (rateLimit !== undefined && !(Number.isInteger(rateLimit) && (rateLimit as number) >= 1 && (rateLimit as number) <= 1e9)) {
+    throw new TypeError('createService: options.rateLimit must be an integer from 1 to 1000000000');
+  }
+  const providers = new Map<string, SourceProvider>();
+  if (sources !== undefined) {
+    if (typeof sources !== 'object' || sources === null || Array.isArray(sources)) {
+      throw new TypeError('createService: options.sources must be an object mapping provider keys to providers');
+    }
+    for (const [key, provider] of Object.entries(sources)) {
+      if (typeof provider !== 'object' || provider === null || !hasMethod(provider, 'refresh') || !hasMethod(provider, 'publish')) {
+        throw new TypeError(`createService: options.sources.${key} must have refresh() and publish() methods`);
+      }
+      providers.set(key, provider as SourceProvider);
+    }
+  }
+  if (logger !== undefined && (typeof logger !== 'object' || logger === null || !hasMethod(logger, 'error'))) {
+    throw new TypeError('createService: options.logger must be an object with an error() method');
+  }
+  return {
+    db: db as string | Db,
+    clock: (clock as Clock | undefined) ?? systemClock,
+    rateLimit: (rateLimit as number | undefined) ?? 120,
+    sources: providers,
+    logger: (logger as Logger | undefined) ?? stderrLogger,
+  };
+}

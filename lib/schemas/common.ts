@@ -1,0 +1,59 @@
+import { Type, type TSchema } from 'typebox';
+import { LOCAL_DATE_TIME_INPUT_PATTERN } from '../time/london.js';
+
+/**
+ * Building blocks shared by every schema. Schemas are written once here and in the sibling
+ * modules: the same objects validate requests, type the code (`Static`) and generate the
+ * OpenAPI 3.0.3 document (see `openapi.ts`, which turns `anyOf [X, null]` into `nullable`).
+ */
+
+export const INT32_MAX = 2147483647;
+
+/** A value or null; rendered as `nullable: true` in OpenAPI. */
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+export function Int32(options: { minimum?: number; maximum?: number; description?: string } = {}) {
+  return Type.Integer({ format: 'int32', minimum: -INT32_MAX - 1, maximum: INT32_MAX, ...options });
+}
+
+export function Int64(options: { description?: string } = {}) {
+  return Type.Integer({ format: 'int64', ...options });
+}
+
+export const Id = Int32({ minimum: 1 });
+
+/** London wall time as the service writes it. */
+export const LocalDateTime = Type.String({
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$',
+  description: 'Europe/London wall time, YYYY-MM-DDTHH:mm:ss, no offset.',
+});
+
+/** London wall time as a client may send it (an offset or Z instant is converted). */
+export const LocalDateTimeInput = Type.String({
+  pattern: LOCAL_DATE_TIME_INPUT_PATTERN,
+  description:
+    'Europe/London wall time YYYY-MM-DDTHH:mm:ss with an optional fraction, or an instant with Z or ±HH:MM ' +
+    'that is converted to London time. A nonexistent spring wall time is rejected with 422 invalid_field.',
+});
+
+export const UtcDateTime = Type.String({
+  format: 'date-time',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
+  description: 'UTC instant, YYYY-MM-DDTHH:mm:ss.sssZ.',
+});
+
+export const Uuid = Type.String({ format: 'uuid' });
+
+export const TaskStatus = Type.Enum(['Ready', 'InProgress', 'Done']);
+export const Lifecycle = Type.Enum(['floating', 'planned', 'inprogress', 'completed']);
+export const ResponseState = Type.Enum(['open', 'responded', 'resolved']);
+export const PriorityName = Type.Enum(['critical', 'high', 'normal', 'low']);
+export const AssistanceKind = Type.Enum(['Question', 'Review', 'Approval', 'Action']);
+export const ResourceMode = Type.Enum(['Independent', 'Collaboration']);
+
+export const NamedEntity = Type.Object(
+  { id: Id, name: Type.String() },
+  { title: 'NamedEntity', additionalProperties: false },
+);

@@ -1,0 +1,228 @@
+import type { TSchema } from 'typebox';
+import { ERROR_CATALOGUE } from '../http/problem.js';
+import { BASE_PATH, OPERATIONS, type OperationSpec } from '../http/operations.js';
+import { Problem } from './resources.js';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Converts a TypeBox (JSON Schema 2020-12 style) schema to an OpenAPI 3.0.3 Schema Object:
+ * `anyOf [X, null]` becomes X with `nullable: true`, `const` becomes a one-value `enum`, and
+ * objects with a `title` become named components referenced with `$ref`.
+ */
+class SchemaConverter {
+  readonly components = new Map<string, JsonObject>();
+
+  convert(schema: unknown, asComponent = true): Json {
+    if (!isObject(schema)) return schema as Json;
+    const title = typeof schema['title'] === 'string' ? schema['title'] : undefined;
+    if (asComponent && title !== undefined && (schema['type'] === 'object' || Array.isArray(schema['anyOf']))) {
+      if (!this.components.has(title)) {
+        this.components.set(title, {}); // reserve first: guards against recursion
+        this.components.set(title, this.convert(schema, false) as JsonObject);
+      }
+      return { $ref: `#/components/schemas/${title}` };
+    }
+    const anyOf = schema['anyOf'];
+    if (Array.isArray(anyOf)) {
+      const nonNull = anyOf.filter((member) => !(isObject(member) && member['type'] === 'null'));
+      if (nonNull.length === 1 && nonNull.length < anyOf.length) {
+        const inner = this.convert(nonNull[0], false) as JsonObject;
+        const { title: _title, ...rest } = this.copyAnnotations(schema);
+        if (typeof inner['$ref'] === 'string') return { allOf: [inner], nullable: true, ...rest };
+        return { ...inner, nullable: true, ...rest };
+      }
+      return { ...this.copyAnnotations(schema), anyOf: anyOf.map((member) => this.convert(member)) };
+    }
+    const result: JsonObject = {};
+    for (const [key, value] of Object.entries(schema)) {
+      switch (key) {
+        case '$schema':
+        case '$id':
+          break;
+        case 'const':
+          result['enum'] = [value as Json];
+          break;
+        case 'properties':
+          result[key] = Object.fromEntries(
+            Object.entries(value as Record<string, unknown>).map(([name, member]) => [name, this.convert(member)]),
+          );
+          break;
+        case 'items':
+          result[key] = this.convert(value);
+          break;
+        default:
+          result[key] = value as Json;
+      }
+    }
+    // TypeBox enums carry no `type`; OpenAPI 3.0 tools need one (and `nullable` requires it).
+    if (result['type'] === undefined && Array.isArray(result['enum'])) {
+      const values = result['enum'];
+      if (values.every((value) => typeof value === 'string')) result['type'] = 'string';
+      else if (values.every((value) => Number.isInteger(value))) result['type'] = 'integer';
+    }
+    return result;
+  }
+
+  private copyAnnotations(schema: Record<string, unknown>): JsonObject {
+    const annotations: JsonObject = {};
+    for (const key of ['title', 'description', 'deprecated'] as const) {
+      const value = schema[key];
+      if (value !== undefined) annotations[key] = value as Json;
+    }
+    return annotations;
+  }
+}
+
+const STATUS_RESPONSES: readonly { status: number; name: string; description: string; headers?: string[] }[] = [
+  { status: 400, name: 'BadRequest', description: 'validation_failed.' },
+  { status: 401, name: 'Unauthorized', description: 'authentication_failed.', headers: ['WWW-Authenticate'] },
+  { status: 403, name: 'Forbidden', description: 'permission_denied or task_not_owned.' },
+  { status: 404, name: 'NotFound', description: 'route_not_found, task_not_found, request_not_found or incoming_not_found.' },
+  { status: 405, name: 'MethodNotAllowed', description: 'method_not_allowed.', headers: ['Allow'] },
+  { status: 409, name: 'Conflict', description: 'A business conflict.' },
+  { status: 412, name: 'PreconditionFailed', description: 'stale_update: a malformed or stale task ETag or Incoming revision.', headers: ['ETag'] },
+  { status: 413, name: 'PayloadTooLarge', description: 'request_too_large.' },
+  { status: 415, name: 'UnsupportedMediaType', description: 'unsupported_media_type.' },
+  { status: 422, name: 'UnprocessableEntity', description: 'invalid_field, human_assignee_invalid, idempotency_key_required or validation_failed.' },
+  { status: 428, name: 'PreconditionRequired', description: 'precondition_required: If-Match missing.' },
+  { status: 429, name: 'TooManyRequests', description: 'rate_limited.', headers: ['Retry-After'] },
+  { status: 500, name: 'InternalError', description: 'internal_error, carrying only a traceId.' },
+  { status: 503, name: 'ServiceUnavailable', description: 'source_unavailable or temporarily_unavailable.' },
+];
+
+const HEADERS: Record<string, JsonObject> = {
+  'X-Trace-Id': { description: 'Trace id of this request (32 lowercase hex characters).', schema: { type: 'string', pattern: '^[0-9a-f]{32}$' } },
+  RateLimit: { description: 'Remaining requests and seconds to the end of the window, e.g. "default";r=119;t=60.', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'The limit policy, "default";q=120;w=60.', schema: { type: 'string' } },
+  'WWW-Authenticate': { description: 'Always Bearer.', schema: { type: 'string', enum: ['Bearer'] } },
+  Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
+  'Retry-After': { description: 'Whole seconds to the end of the rate-limit window, at least 1.', schema: { type: 'integer', minimum: 1 } },
+  ETag: { description: 'The quoted task ETag, equal to the etag field.', schema: { type: 'string' } },
+  Location: { description: 'Path of the created assistance stage.', schema: { type: 'string' } },
+  Warning: { description: '299 warning for deprecated input.', schema: { type: 'string' } },
+  'Idempotent-Replayed': { description: 'true when the response is a stored receipt.', schema: { type: 'string', enum: ['true'] } },
+};
+
+function headerRefs(names: readonly string[]): JsonObject {
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+const PARAMETERS: Record<string, JsonObject> = {
+  Id: { name: 'id', in: 'path', required: true, description: 'Positive int32 id.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 2147483647 } },
+  IfMatchTask: { name: 'If-Match', in: 'header', required: true, description: 'The exact quoted task ETag "task-{id}-plan-{workspaceVersion}". Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
+  IfMatchIncoming: { name: 'If-Match', in: 'header', required: true, description: 'The quoted Incoming revision (its etag). Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
+  IdempotencyKeyRequired: { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9._:-]+$' } },
+  IdempotencyKeyOptional: { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9._:-]+$' } },
+  TaskClaim: { name: 'X-Task-Claim', in: 'header', required: false, description: 'The live lease token; required for task writes while a live lease exists.', schema: { type: 'string', format: 'uuid' } },
+  IfNoneMatch: { name: 'If-None-Match', in: 'header', required: false, description: 'A matching ETag gives 304.', schema: { type: 'string' } },
+};
+
+function operationObject(operation: OperationSpec, converter: SchemaConverter): JsonObject {
+  const parameters: Json[] = [];
+  const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+  if (operation.path.includes('{id}')) parameters.push(ref('Id'));
+  for (const query of operation.query) {
+    parameters.push({ name: query.name, in: 'query', required: false, description: query.description, schema: { type: 'boolean' } });
+  }
+  if (operation.ifMatch === 'task-etag') parameters.push(ref('IfMatchTask'));
+  if (operation.ifMatch === 'incoming-revision') parameters.push(ref('IfMatchIncoming'));
+  if (operation.idempotencyKey === 'required') parameters.push(ref('IdempotencyKeyRequired'));
+  if (operation.idempotencyKey === 'optional') parameters.push(ref('IdempotencyKeyOptional'));
+  if (operation.claimHeader) parameters.push(ref('TaskClaim'));
+  if (operation.operationId === 'getTask') parameters.push(ref('IfNoneMatch'));
+
+  const authenticated = operation.caller !== 'anonymous';
+  const successHeaders = [...operation.success.headers, 'X-Trace-Id', ...(authenticated ? ['RateLimit', 'RateLimit-Policy'] : [])];
+  if (operation.idempotencyKey !== 'none') successHeaders.push('Idempotent-Replayed');
+  const success: JsonObject = { description: operation.success.description, headers: headerRefs(successHeaders) };
+  if (operation.success.schema !== null) {
+    success['content'] = { 'application/json': { schema: converter.convert(operation.success.schema) } };
+  }
+  const responses: JsonObject = { [String(operation.success.status)]: success };
+  if (operation.operationId === 'getTask') {
+    responses['304'] = { description: 'Not modified: If-None-Match matched the current ETag.', headers: headerRefs(['ETag', 'X-Trace-Id', 'RateLimit', 'RateLimit-Policy']) };
+  }
+  for (const { status, name } of STATUS_RESPONSES) responses[String(status)] = { $ref: `#/components/responses/${name}` };
+
+  const result: JsonObject = {
+    operationId: operation.operationId,
+    summary: operation.summary,
+    description: describeRules(operation),
+    parameters,
+    responses,
+    security: authenticated ? [{ bearer: [] }] : [],
+  };
+  if (operation.body !== null) {
+    result['requestBody'] = {
+      required: operation.body.required,
+      content: {
+        'application/json': { schema: converter.convert(operation.body.schema) },
+      },
+    };
+  }
+  return result;
+}
+
+function describeRules(operation: OperationSpec): string {
+  const lines: string[] = [];
+  if (operation.caller === 'anonymous') lines.push('Anonymous.');
+  else if (operation.scope === null) lines.push('Needs authentication only (identity-only clients allowed).');
+  else lines.push(`Scope: ${operation.scope}. Identity-only clients get 403.`);
+  if (operation.idempotencyKey !== 'none') lines.push(`Idempotency-Key: ${operation.idempotencyKey}.`);
+  if (operation.body !== null && !operation.body.required) lines.push('The body is optional: none, empty or {}.');
+  return lines.join(' ');
+}
+
+let cached: string | undefined;
+
+/** The OpenAPI 3.0.3 document of the v1 interface, generated from the operation table. */
+export function openApiDocument(): JsonObject {
+  const converter = new SchemaConverter();
+  const paths: JsonObject = {};
+  for (const operation of OPERATIONS) {
+    const item = (paths[operation.path] ??= {}) as JsonObject;
+    item[operation.method.toLowerCase()] = operationObject(operation, converter);
+  }
+  const problemSchema = converter.convert(Problem as TSchema);
+  const responses: JsonObject = {};
+  for (const { status, name, description, headers = [] } of STATUS_RESPONSES) {
+    const codes = Object.entries(ERROR_CATALOGUE).filter(([, entry]) => entry.status === status).map(([code]) => code);
+    responses[name] = {
+      description: `${description} Codes: ${codes.join(', ')}.`,
+      headers: headerRefs([...headers, 'X-Trace-Id']),
+      content: { 'application/problem+json': { schema: problemSchema } },
+    };
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Assigned-Worker Task API',
+      version: '1.0',
+      description:
+        'The interface through which an automated worker sees the tasks assigned to it, leases them, ' +
+        'updates planning fields under optimistic concurrency, logs notes and effort, asks humans for help ' +
+        'and handles Incoming work items. Planning times are Europe/London wall time; fields ending in Utc are UTC instants.',
+    },
+    servers: [{ url: BASE_PATH }],
+    paths,
+    components: {
+      schemas: Object.fromEntries([...converter.components].sort(([a], [b]) => a.localeCompare(b))),
+      responses,
+      parameters: PARAMETERS,
+      headers: HEADERS,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'The API client token.' } },
+    },
+    security: [{ bearer: [] }],
+  };
+}
+
+/** The document as served: generated once per process. */
+export function openApiText(): string {
+  cached ??= JSON.stringify(openApiDocument());
+  return cached;
+}

@@ -1,0 +1,115 @@
+import { Type, type Static } from 'typebox';
+import {
+  AssistanceKind, Id, Int32, LocalDateTimeInput, Nullable, PriorityName, ResourceMode, TaskStatus, Uuid,
+} from './common.js';
+
+/**
+ * Request bodies of the spec. All are closed: unknown members are rejected. Type, enum, format
+ * and bound violations are 400; value rules that need the domain (nonblank text, existing
+ * London wall times, known ids) are checked by the use cases and answered 422.
+ */
+
+const closed = (title: string) => ({ title, additionalProperties: false }) as const;
+
+export const EmptyRequest = Type.Object({}, closed('EmptyRequest'));
+
+export const ClaimRequest = Type.Object({ token: Uuid }, closed('ClaimRequest'));
+
+export const ActualIntervalInput = Type.Object(
+  { staffMemberId: Id, start: LocalDateTimeInput, end: LocalDateTimeInput },
+  closed('ActualIntervalInput'),
+);
+
+const Minutes = Int32({ minimum: 0, maximum: 1000000 });
+
+export const TaskPatch = Type.Object(
+  {
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 20000 }))),
+    status: Type.Optional(TaskStatus),
+    sequence: Type.Optional(Int32({ minimum: 0, maximum: 100000 })),
+    estimatedMinutes: Type.Optional(Minutes),
+    remainingMinutes: Type.Optional({ ...Minutes, deprecated: true }),
+    startedAt: Type.Optional(Nullable(LocalDateTimeInput)),
+    earliestStart: Type.Optional(Nullable(LocalDateTimeInput)),
+    isWaiting: Type.Optional(Type.Boolean()),
+    releaseDate: Type.Optional(Nullable(LocalDateTimeInput)),
+    resourceMode: Type.Optional(ResourceMode),
+    dependencyIds: Type.Optional(Type.Array(Id, { maxItems: 1000 })),
+    actualIntervals: Type.Optional(Type.Array(ActualIntervalInput, { maxItems: 1000 })),
+  },
+  closed('TaskPatch'),
+);
+
+export const ActualEffort = Type.Object(
+  { actualIntervals: Type.Array(ActualIntervalInput, { maxItems: 1000 }) },
+  closed('ActualEffort'),
+);
+
+export const NoteCreate = Type.Object(
+  { text: Type.String({ minLength: 1, maxLength: 20000 }) },
+  closed('NoteCreate'),
+);
+
+export const AssistanceCreate = Type.Object(
+  {
+    humanAssigneeId: Id,
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    details: Type.Optional(Nullable(Type.String({ maxLength: 20000 }))),
+    estimatedMinutes: Int32({ minimum: 1, maximum: 1000000 }),
+    priority: Type.Optional(PriorityName),
+    isBlocking: Type.Optional(Type.Boolean()),
+    assistanceKind: Type.Optional(AssistanceKind),
+    publishExternally: Type.Optional(Type.Boolean()),
+  },
+  closed('AssistanceCreate'),
+);
+
+export const IncomingPlan = Type.Object({ plannedStart: LocalDateTimeInput }, closed('IncomingPlan'));
+
+export const IncomingReassign = Type.Object({ assigneeId: Id }, closed('IncomingReassign'));
+
+export const IncomingComplete = Type.Object(
+  { response: Type.Optional(Nullable(Type.String({ maxLength: 20000 }))) },
+  closed('IncomingComplete'),
+);
+
+const Revision = Uuid;
+
+export const ExternalEvaluation = Type.Union(
+  [
+    Type.Object(
+      { decision: Type.Enum(['acknowledge']), eventId: Type.Integer({ format: 'int64', minimum: 1 }) },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { decision: Type.Enum(['resolve']), incomingId: Id, revision: Revision },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { decision: Type.Enum(['keepwaiting']), incomingId: Id, revision: Revision },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        decision: Type.Enum(['followup']),
+        incomingId: Id,
+        revision: Revision,
+        message: Type.String({ minLength: 1, maxLength: 20000 }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { title: 'ExternalEvaluation', description: 'Exactly one decision variant, selected by `decision`.' },
+);
+
+export type TaskPatchInput = Static<typeof TaskPatch>;
+export type ActualEffortInput = Static<typeof ActualEffort>;
+export type ActualIntervalInputValue = Static<typeof ActualIntervalInput>;
+export type NoteCreateInput = Static<typeof NoteCreate>;
+export type ClaimRequestInput = Static<typeof ClaimRequest>;
+export type AssistanceCreateInput = Static<typeof AssistanceCreate>;
+export type IncomingPlanInput = Static<typeof IncomingPlan>;
+export type IncomingReassignInput = Static<typeof IncomingReassign>;
+export type IncomingCompleteInput = Static<typeof IncomingComplete>;
+export type ExternalEvaluationInput = Static<typeof ExternalEvaluation>;

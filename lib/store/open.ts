@@ -1,0 +1,44 @@
+import Database from 'better-sqlite3';
+import { readFileSync } from 'node:fs';
+import { packageFile } from './package-files.js';
+
+export type Db = Database.Database;
+
+let schemaText: string | undefined;
+
+function schemaSql(): string {
+  schemaText ??= readFileSync(packageFile('schema.sql'), 'utf8');
+  return schemaText;
+}
+
+/**
+ * Opens (or adopts) a database and brings it to the current schema. A file database runs in WAL
+ * mode with synchronous FULL, so a 2xx answer means the change is on disk.
+ */
+export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
+  const owned = typeof db === 'string';
+  const handle = typeof db === 'string' ? new Database(db) : db;
+  try {
+    handle.pragma('foreign_keys = ON');
+    handle.pragma('busy_timeout = 5000');
+    if (!handle.memory) handle.pragma('journal_mode = WAL');
+    handle.pragma('synchronous = FULL');
+    handle.exec(schemaSql());
+  } catch (error) {
+    if (owned) handle.close();
+    throw error;
+  }
+  return { db: handle, owned };
+}
+
+/** Whether `value` looks like an open better-sqlite3 Database (duck-typed so any copy of the module works). */
+export function isDatabase(value: unknown): value is Db {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as { prepare?: unknown; exec?: unknown; transaction?: unknown; open?: unknown };
+  return (
+    typeof candidate.prepare === 'function' &&
+    typeof candidate.exec === 'function' &&
+    typeof candidate.transaction === 'function' &&
+    candidate.open === true
+  );
+}

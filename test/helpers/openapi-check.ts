@@ -1,0 +1,95 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { openApiDocument } from '../../lib/schemas/openapi.js';
+
+/**
+ * Checks responses against the generated OpenAPI document with Ajv, a validator independent of
+ * TypeBox, so a response shape that drifts from the document fails the test that produced it.
+ */
+const document = openApiDocument() as {
+  paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> }>>;
+  components: { responses: Record<string, { content: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> };
+};
+
+const ajv = new Ajv({ strict: false, allErrors: false });
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+addFormats(ajv);
+ajv.addFormat('int32', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31 });
+ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isInteger(value) });
+ajv.addSchema(document as object, 'openapi');
+
+const validators = new Map<string, ValidateFunction>();
+function validatorAt(pointer: string): ValidateFunction {
+  let validate = validators.get(pointer);
+  if (validate === undefined) {
+    validate = ajv.compile({ $ref: `openapi#${pointer}` });
+    validators.set(pointer, validate);
+  }
+  return validate;
+}
+
+const escape = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+
+function templateFor(path: string): string | undefined {
+  for (const template of Object.keys(document.paths)) {
+    const pattern = new RegExp(`^${template.replace('{id}', '[^/]+')}$`);
+    if (pattern.test(path)) return template;
+  }
+  return undefined;
+}
+
+export interface CheckedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Returns a list of problems (empty when the response conforms). */
+export function openApiProblems(method: string, url: string, response: CheckedResponse): string[] {
+  const problems: string[] = [];
+  const path = url.split('?')[0]!.replace(/^\/api\/v1/, '');
+  const template = templateFor(path);
+  const operation = template === undefined ? undefined : document.paths[template]?.[method.toLowerCase()];
+  const status = String(response.status);
+  let schemaPointer: string | undefined;
+  let mediaType: string | undefined;
+  let declaredHeaders: string[] = [];
+  if (operation === undefined || response.status >= 400) {
+    if (response.status < 400) return [`${method} ${url}: ${status} for an undocumented operation`];
+    const named = operation?.responses[status];
+    if (operation !== undefined && named === undefined) problems.push(`${method} ${template}: status ${status} not documented`);
+    schemaPointer = '/components/schemas/Error';
+    mediaType = 'application/problem+json';
+    if (named?.$ref !== undefined) {
+      const responseName = named.$ref.split('/').pop()!;
+      declaredHeaders = Object.keys(document.components.responses[responseName]?.headers ?? {});
+    }
+  } else {
+    const documented = operation.responses[status];
+    if (documented === undefined) return [`${method} ${template}: status ${status} not documented`];
+    declaredHeaders = Object.keys(documented.headers ?? {});
+    const content = documented.content;
+    if (content !== undefined) {
+      mediaType = Object.keys(content)[0];
+      schemaPointer = `/paths/${escape(template!)}/${method.toLowerCase()}/responses/${status}/content/${escape(mediaType!)}/schema`;
+    } else if (response.body !== undefined && response.body !== '') {
+      problems.push(`${method} ${template}: ${status} has a body but documents none`);
+    }
+  }
+  for (const header of declaredHeaders) {
+    const optional = ['Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Warning', 'ETag'].includes(header);
+    if (!optional && response.headers[header.toLowerCase()] === undefined) problems.push(`${method} ${url}: header ${header} missing`);
+  }
+  if (schemaPointer !== undefined) {
+    if (response.headers['content-type'] !== mediaType) problems.push(`${method} ${url}: content-type ${response.headers['content-type']} is not ${mediaType}`);
+    let body: unknown;
+    try {
+      body = JSON.parse(response.body ?? '');
+    } catch {
+      return [...problems, `${method} ${url}: body is not JSON`];
+    }
+    const validate = validatorAt(schemaPointer);
+    if (!validate(body)) problems.push(`${method} ${url} ${status}: ${ajv.errorsText(validate.errors)}`);
+  }
+  return problems;
+}

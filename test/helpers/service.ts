@@ -1,0 +1,72 @@
+import Database from 'better-sqlite3';
+import { createService, type Service } from '../../lib/service.js';
+import { loadFixture } from '../../lib/fixtures/load.js';
+import { manualClock, type ManualClock } from '../../lib/time/clock.js';
+import type { ServiceResponse } from '../../lib/http/types.js';
+import type { Logger } from '../../lib/http/pipeline.js';
+import { baseFixture, TEST_NOW, type FixtureShape } from './fixture.js';
+import { openApiProblems } from './openapi-check.js';
+
+export interface CallOptions {
+  token?: string | null;
+  headers?: Record<string, string | string[]>;
+  body?: unknown;
+  /** Sent verbatim (string or bytes) instead of JSON-encoding `body`. */
+  raw?: string | Uint8Array;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Record<string, string>;
+  text: string | undefined;
+  json: any;
+}
+
+export interface Harness {
+  service: Service;
+  db: Database.Database;
+  clock: ManualClock;
+  errors: Record<string, unknown>[];
+  call(method: string, url: string, options?: CallOptions): Promise<CallResult>;
+}
+
+/**
+ * A fresh in-memory service over the shared test world. Every response is checked against the
+ * OpenAPI document; a mismatch throws, failing the test that made the call.
+ */
+export function harness(options: { fixture?: FixtureShape; now?: string; rateLimit?: number; defaultToken?: string } = {}): Harness {
+  const db = new Database(':memory:');
+  const clock = manualClock(options.now ?? TEST_NOW);
+  loadFixture(db, options.fixture ?? baseFixture(), { now: clock.now() });
+  const errors: Record<string, unknown>[] = [];
+  const logger: Logger = { error: (entry) => errors.push(entry) };
+  const service = createService({ db, clock, logger, ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }) });
+  return {
+    service,
+    db,
+    clock,
+    errors,
+    async call(method, url, call = {}) {
+      const headers: Record<string, string | string[]> = { ...call.headers };
+      const token = call.token === undefined ? options.defaultToken : call.token;
+      if (token !== null && token !== undefined) headers['authorization'] ??= `Bearer ${token}`;
+      let body: string | Uint8Array | undefined = call.raw;
+      if (body === undefined && call.body !== undefined) {
+        body = JSON.stringify(call.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response: ServiceResponse = await service.handle({ method, url, headers, body });
+      const problems = openApiProblems(method, url, response);
+      if (problems.length > 0) throw new Error(`response does not match the OpenAPI document:\n${problems.join('\n')}`);
+      let json: unknown;
+      if (response.body !== undefined && response.body !== '') {
+        try {
+          json = JSON.parse(response.body);
+        } catch {
+          json = undefined;
+        }
+      }
+      return { status: response.status, headers: response.headers, text: response.body, json };
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import t from 'tap';
+import { manualClock, systemClock } from '../../lib/time/clock.js';
+
+t.test('systemClock reports the real current instant', async (t) => {
+  const before = Date.now();
+  const now = systemClock.now();
+  const after = Date.now();
+  t.ok(now >= before && now <= after);
+});
+
+t.test('manualClock starts at a numeric epoch-ms instant and does not move by itself', async (t) => {
+  const clock = manualClock(1_700_000_000_000);
+  t.equal(clock.now(), 1_700_000_000_000);
+  t.equal(clock.now(), 1_700_000_000_000);
+});
+
+t.test('manualClock accepts an ISO instant with Z, with or without a fraction', async (t) => {
+  t.equal(manualClock('2026-03-29T00:30:00Z').now(), Date.UTC(2026, 2, 29, 0, 30));
+  t.equal(manualClock('2026-03-29T00:30:00.250Z').now(), Date.UTC(2026, 2, 29, 0, 30, 0, 250));
+  t.equal(manualClock('2026-03-29T00:30:00.123456789Z').now(), Date.UTC(2026, 2, 29, 0, 30, 0, 123));
+});
+
+t.test('manualClock accepts an ISO instant with a +HH:MM or -HH:MM offset', async (t) => {
+  t.equal(manualClock('2026-10-25T01:30:00+01:00').now(), Date.UTC(2026, 9, 25, 0, 30));
+  t.equal(manualClock('2026-01-15T07:00:00-05:00').now(), Date.UTC(2026, 0, 15, 12, 0));
+  t.equal(manualClock('2026-01-01T00:30:00+05:30').now(), Date.UTC(2025, 11, 31, 19, 0));
+});
+
+t.test('manualClock throws TypeError on an invalid start instant', async (t) => {
+  for (const bad of [
+    '2026-03-29T00:30:00',
+    '2026-03-29',
+    '2026-02-30T00:00:00Z',
+    '2026-03-29T24:00:00Z',
+    '2026-03-29T00:30:00+0100',
+    '2026-03-29 00:30:00Z',
+    'yesterday',
+    '',
+  ]) {
+    t.throws(() => manualClock(bad), TypeError, JSON.stringify(bad));
+  }
+  t.throws(() => manualClock(Number.NaN), TypeError);
+  t.throws(() => manualClock(Number.POSITIVE_INFINITY), TypeError);
+});
+
+t.test('manualClock.set jumps to a number or ISO instant and rejects invalid ones without moving', async (t) => {
+  const clock = manualClock(0);
+  clock.set('2027-10-31T01:00:00Z');
+  t.equal(clock.now(), Date.UTC(2027, 9, 31, 1));
+  clock.set(42);
+  t.equal(clock.now(), 42);
+  t.throws(() => clock.set('not a date'), TypeError);
+  t.throws(() => clock.set(Number.NaN), TypeError);
+  t.equal(clock.now(), 42);
+});
+
+t.test('manualClock.advance moves by the given milliseconds, backwards when negative', async (t) => {
+  const clock = manualClock('2026-03-29T00:59:59Z');
+  clock.advance(1000);
+  t.equal(clock.now(), Date.UTC(2026, 2, 29, 1));
+  clock.advance(90 * 60_000);
+  t.equal(clock.now(), Date.UTC(2026, 2, 29, 2, 30));
+  clock.advance(-30 * 60_000);
+  t.equal(clock.now(), Date.UTC(2026, 2, 29, 2));
+});
+
+t.test('manualClock.advance rejects a non-finite step with TypeError', async (t) => {
+  const clock = manualClock(0);
+  t.throws(() => clock.advance(Number.NaN), TypeError);
+  t.throws(() => clock.advance(Number.POSITIVE_INFINITY), TypeError);
+  t.equal(clock.now(), 0);
+});
+
+t.test('independent manual clocks do not share state', async (t) => {
+  const a = manualClock(0);
+  const b = manualClock(0);
+  a.advance(5);
+  t.equal(a.now(), 5);
+  t.equal(b.now(), 0);
+});
