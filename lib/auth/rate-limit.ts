@@ -13,14 +13,17 @@ interface Window {
 
 /**
  * Process-local fixed windows per client, each started by the client's first request. Expired
- * windows are swept as the map grows, so memory is bounded by the clients active in the last
- * window rather than by every client ever seen.
+ * windows are swept when the map has doubled since the last sweep, and at least once per window
+ * length, so memory is bounded by the clients active in the last two windows rather than by every
+ * client ever seen (or by an old burst: a size trigger alone would keep a burst's dead windows
+ * until the map doubled again).
  */
 export class FixedWindowRateLimiter {
   readonly limit: number;
   readonly windowMs: number;
   readonly #windows = new Map<number, Window>();
   #nextSweepAt = 1024;
+  #lastSweep = Number.NEGATIVE_INFINITY;
 
   constructor(limit: number, windowMs = 60_000) {
     this.limit = limit;
@@ -33,7 +36,7 @@ export class FixedWindowRateLimiter {
     if (window === undefined || now >= window.start + this.windowMs || now < window.start) {
       window = { start: now, count: 0 };
       this.#windows.set(clientId, window);
-      if (this.#windows.size >= this.#nextSweepAt) this.#sweep(now);
+      if (this.#windows.size >= this.#nextSweepAt || now >= this.#lastSweep + this.windowMs) this.#sweep(now);
     }
     const resetSeconds = Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
     if (window.count >= this.limit) return { allowed: false, remaining: 0, resetSeconds };
@@ -51,5 +54,6 @@ export class FixedWindowRateLimiter {
       if (now >= window.start + this.windowMs) this.#windows.delete(clientId);
     }
     this.#nextSweepAt = Math.max(1024, this.#windows.size * 2);
+    this.#lastSweep = now;
   }
 }

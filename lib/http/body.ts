@@ -31,7 +31,13 @@ export function isJsonMediaType(contentType: string): boolean {
     return false;
   }
   for (const parameter of parameters) {
-    const [name = '', value = ''] = parameter.split('=').map((part) => part.trim().toLowerCase());
+    // RFC 9110 5.6.6 allows empty parameters (`application/json;`); they say nothing.
+    if (parameter.trim() === '') continue;
+    // Split at the first `=` only, so `charset=utf-8=x` is not read as `charset=utf-8`.
+    const equals = parameter.indexOf('=');
+    if (equals === -1) return false;
+    const name = parameter.slice(0, equals).trim().toLowerCase();
+    const value = parameter.slice(equals + 1).trim().toLowerCase();
     if (name !== 'charset' || (value !== 'utf-8' && value !== '"utf-8"')) return false;
   }
   return true;

@@ -20,5 +20,7 @@ export function requestHeaders(raw: Readonly<Record<string, HeaderValue>>): Requ
     const previous = values.get(key);
     values.set(key, previous === undefined ? text : `${previous}, ${text}`);
   }
-  return { get: (name) => values.get(name) };
+  // Names are case-insensitive on both sides: a caller asking for `Content-Type` must not get
+  // undefined just because the names were stored lower-cased.
+  return { get: (name) => values.get(name.toLowerCase()) };
 }

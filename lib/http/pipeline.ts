@@ -75,15 +75,26 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     return response;
   }
 
+  // The logger is the embedder's code: if it throws, the request must still get its answer (a
+  // throw from here would escape handle() with no response and no trace id).
+  function log(level: 'error' | 'debug', entry: Record<string, unknown>): void {
+    try {
+      if (level === 'error') deps.logger.error(entry);
+      else deps.logger.debug?.(entry);
+    } catch {
+      // Nothing sensible is left to report to.
+    }
+  }
+
   function failure(error: unknown, traceId: string, request: ServiceRequest): ServiceResponse {
     if (error instanceof ServiceError) {
       const extra: Record<string, string> = { ...error.headers };
       if (error.code === 'authentication_failed') extra['www-authenticate'] = 'Bearer';
-      deps.logger.debug?.({ traceId, code: error.code, detail: error.detail });
+      log('debug', { traceId, code: error.code, detail: error.detail });
       return problemResponse(error.code, traceId, extra);
     }
     const stack = error instanceof Error ? error.stack ?? error.message : String(error);
-    deps.logger.error({ traceId, message: 'unexpected error', method: request.method, error: stack });
+    log('error', { traceId, message: 'unexpected error', method: request.method, error: stack });
     return problemResponse('internal_error', traceId);
   }
 
@@ -112,6 +123,9 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       if (operation.caller === 'anonymous') {
         const anonymous = deps.anonymousHandlers.get(operation.operationId);
         if (anonymous === undefined) throw new ServiceError('route_not_found');
+        // Step 6 applies to anonymous operations too: unknown query parameters are 400 here as
+        // everywhere else (only authentication, rate limit and scope are skipped).
+        parseQuery(rawQuery, operation);
         readBody(operation.body, request.body, headers, () => undefined);
         return finish(anonymous(), traceId, null);
       }
@@ -145,7 +159,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       }
       const query = parseQuery(rawQuery, operation);
       const body = readBody(operation.body, request.body, headers, (detail) =>
-        deps.logger.debug?.({ traceId, operation: operation.operationId, invalid: detail }),
+        log('debug', { traceId, operation: operation.operationId, invalid: detail }),
       );
 
       // 7. Target: existence, organisation and ownership.

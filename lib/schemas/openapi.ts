@@ -11,8 +11,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 /**
  * Converts a TypeBox (JSON Schema 2020-12 style) schema to an OpenAPI 3.0.3 Schema Object:
- * `anyOf [X, null]` becomes X with `nullable: true`, `const` becomes a one-value `enum`, and
- * objects with a `title` become named components referenced with `$ref`.
+ * `anyOf [X, null]` becomes X with `nullable: true` (and null added to X's `enum`, if any), `const`
+ * becomes a one-value `enum`, and objects with a `title` become named components referenced with `$ref`.
  */
 class SchemaConverter {
   readonly components = new Map<string, JsonObject>();
@@ -34,6 +34,10 @@ class SchemaConverter {
         const inner = this.convert(nonNull[0], false) as JsonObject;
         const { title: _title, ...rest } = this.copyAnnotations(schema);
         if (typeof inner['$ref'] === 'string') return { allOf: [inner], nullable: true, ...rest };
+        // `nullable` does not widen `enum` (OpenAPI 3.0.3 clarification; Ajv agrees): a nullable
+        // enum must list null itself, or validators reject the null the schema means to allow.
+        const values = inner['enum'];
+        if (Array.isArray(values) && !values.includes(null)) return { ...inner, enum: [...values, null], nullable: true, ...rest };
         return { ...inner, nullable: true, ...rest };
       }
       return { ...this.copyAnnotations(schema), anyOf: anyOf.map((member) => this.convert(member)) };

@@ -1,0 +1,155 @@
+import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
+import { generateToken, hashToken } from '../auth/token.js';
+import type { Db } from '../store/open.js';
+
+/** A refused administrative change; its message is meant for the operator as is. */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+}
+
+/** An API client as the operator sees it: never its token or hash. */
+export interface ClientSummary {
+  readonly id: number;
+  readonly organisationId: number;
+  readonly name: string;
+  readonly sponsorId: number;
+  readonly resourceId: number | null;
+  readonly isActive: boolean;
+  /** Granted scopes in the spec's order. */
+  readonly scopes: readonly Scope[];
+}
+
+/** What `create` needs; ids are checked against the database, scopes against the spec. */
+export interface NewClient {
+  readonly organisationId: number;
+  readonly name: string;
+  readonly sponsorId: number;
+  readonly resourceId: number | null;
+  readonly scopes: readonly string[];
+}
+
+interface StaffRow {
+  organisationId: number;
+  kind: string;
+  isActive: number;
+}
+
+interface ClientRow {
+  id: number;
+  organisationId: number;
+  name: string;
+  sponsorId: number;
+  resourceId: number | null;
+  isActive: number;
+  scopes: string | null;
+}
+
+const CLIENT_COLUMNS = `
+  c.id AS id, c.organisation_id AS organisationId, c.name AS name, c.sponsor_id AS sponsorId,
+  c.resource_id AS resourceId, c.is_active AS isActive,
+  (SELECT group_concat(scope, ' ') FROM api_client_scopes s WHERE s.client_id = c.id) AS scopes`;
+
+function summary(row: ClientRow): ClientSummary {
+  const granted = new Set((row.scopes ?? '').split(' '));
+  return {
+    id: row.id,
+    organisationId: row.organisationId,
+    name: row.name,
+    sponsorId: row.sponsorId,
+    resourceId: row.resourceId,
+    isActive: row.isActive === 1,
+    scopes: SCOPES.filter((scope) => granted.has(scope)),
+  };
+}
+
+/**
+ * Operator commands on API clients (the command line's `client` subcommands). A new or rotated
+ * token is returned once; only its SHA-256 hash is written.
+ */
+export function adminClients(db: Db) {
+  const organisationExists = db.prepare<[number], { id: number }>('SELECT id FROM organisations WHERE id = ?');
+  const staffById = db.prepare<[number], StaffRow>(
+    'SELECT organisation_id AS organisationId, kind, is_active AS isActive FROM staff WHERE id = ?',
+  );
+  const nextId = db.prepare<[], { id: number }>('SELECT coalesce(max(id), 0) + 1 AS id FROM api_clients');
+  const insertClient = db.prepare<[number, number, string, string, number, number | null]>(`
+    INSERT INTO api_clients (id, organisation_id, name, token_hash, sponsor_id, resource_id, is_active)
+    VALUES (?, ?, ?, ?, ?, ?, 1)`);
+  const insertScope = db.prepare<[number, string]>('INSERT INTO api_client_scopes (client_id, scope) VALUES (?, ?)');
+  const clientById = db.prepare<[number], ClientRow>(`SELECT ${CLIENT_COLUMNS} FROM api_clients c WHERE c.id = ?`);
+  const allClients = db.prepare<[], ClientRow>(`SELECT ${CLIENT_COLUMNS} FROM api_clients c ORDER BY c.id`);
+  const updateHash = db.prepare<[string, number]>('UPDATE api_clients SET token_hash = ? WHERE id = ?');
+  const deactivate = db.prepare<[number]>('UPDATE api_clients SET is_active = 0 WHERE id = ?');
+
+  function existing(id: number): ClientRow {
+    const row = clientById.get(id);
+    if (row === undefined) throw new AdminError(`no client ${id}`);
+    return row;
+  }
+
+  const create = db.transaction((client: NewClient): { client: ClientSummary; token: string } => {
+    const name = client.name.trim();
+    if (name === '') throw new AdminError('the client name must not be empty');
+    if (organisationExists.get(client.organisationId) === undefined) {
+      throw new AdminError(`no organisation ${client.organisationId}`);
+    }
+    const sponsor = staffById.get(client.sponsorId);
+    if (sponsor === undefined || sponsor.organisationId !== client.organisationId) {
+      throw new AdminError(`sponsor ${client.sponsorId} is not a staff member of organisation ${client.organisationId}`);
+    }
+    if (sponsor.kind !== 'human') throw new AdminError(`sponsor ${client.sponsorId} is not a human`);
+    if (sponsor.isActive !== 1) throw new AdminError(`sponsor ${client.sponsorId} is not active`);
+    if (client.resourceId !== null) {
+      const resource = staffById.get(client.resourceId);
+      if (resource === undefined || resource.organisationId !== client.organisationId) {
+        throw new AdminError(`resource ${client.resourceId} is not a staff member of organisation ${client.organisationId}`);
+      }
+    }
+    if (client.scopes.length === 0) throw new AdminError('at least one scope is required');
+    for (const scope of client.scopes) {
+      if (!isScope(scope)) throw new AdminError(`unknown scope "${scope}" (scopes: ${SCOPES.join(', ')})`);
+    }
+
+    const id = nextId.get()?.id ?? 1;
+    const token = generateToken();
+    insertClient.run(id, client.organisationId, name, hashToken(token), client.sponsorId, client.resourceId);
+    for (const scope of new Set(client.scopes)) insertScope.run(id, scope);
+    return { client: summary(existing(id)), token };
+  });
+
+  const rotate = db.transaction((id: number): { client: ClientSummary; token: string } => {
+    const row = existing(id);
+    // Rotating must not quietly bring a revoked credential back to life.
+    if (row.isActive !== 1) throw new AdminError(`client ${id} is revoked`);
+    const token = generateToken();
+    updateHash.run(hashToken(token), id);
+    return { client: summary(row), token };
+  });
+
+  const revoke = db.transaction((id: number): { client: ClientSummary; wasActive: boolean } => {
+    const row = existing(id);
+    deactivate.run(id);
+    return { client: summary({ ...row, isActive: 0 }), wasActive: row.isActive === 1 };
+  });
+
+  return {
+    /** Validates and inserts a client with a fresh token; returns the token (shown once). */
+    create(client: NewClient): { client: ClientSummary; token: string } {
+      return create(client);
+    },
+    /** Replaces an active client's token; the old one stops working at once. */
+    rotate(id: number): { client: ClientSummary; token: string } {
+      return rotate(id);
+    },
+    /** Deactivates a client (idempotent); its token answers 401 from then on. */
+    revoke(id: number): { client: ClientSummary; wasActive: boolean } {
+      return revoke(id);
+    },
+    /** Every client, by id. */
+    list(): ClientSummary[] {
+      return allClients.all().map(summary);
+    },
+  };
+}
+
+export type AdminClients = ReturnType<typeof adminClients>;

@@ -1,0 +1,95 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { harness } from '../helpers/service.js';
+import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
+import { expectProblem, TRACE_ID } from '../http/expect-problem.js';
+import type { ErrorCode } from '../../lib/domain/errors.js';
+import { createService } from '../../lib/service.js';
+import { loadFixture } from '../../lib/fixtures/load.js';
+import { manualClock } from '../../lib/time/clock.js';
+
+// Contract 1, last paragraph: the error shape, trace ids, and the sanitised 500.
+
+t.test('ERRORS: every error body is application/problem+json with exactly type, title, status, code, traceId', async (t) => {
+  const h = harness({ rateLimit: 1000, defaultToken: TOKENS.ada });
+  const cases: [ErrorCode, string, string, Parameters<typeof h.call>[2]?][] = [
+    ['route_not_found', 'GET', '/api/v1/nope'],
+    ['method_not_allowed', 'DELETE', '/api/v1/tasks/1'],
+    ['request_too_large', 'GET', '/api/v1/identity', { raw: 'x'.repeat(131073) }],
+    ['authentication_failed', 'GET', '/api/v1/identity', { token: null }],
+    ['permission_denied', 'GET', '/api/v1/tasks/1', { token: TOKENS.identityOnly }],
+    ['validation_failed', 'GET', '/api/v1/tasks/0'],
+    ['task_not_found', 'GET', '/api/v1/tasks/90'],
+    ['task_not_owned', 'GET', '/api/v1/tasks/7'],
+  ];
+  for (const [code, method, url, options] of cases) {
+    const response = await h.call(method, url, options);
+    expectProblem(t, response, code, `${method} ${url}`);
+    t.notMatch(response.text, /detail|stack|message/i, `${method} ${url}: no diagnostics`);
+  }
+  const limited = harness({ rateLimit: 1, defaultToken: TOKENS.ada });
+  await limited.call('GET', '/api/v1/identity');
+  expectProblem(t, await limited.call('GET', '/api/v1/identity'), 'rate_limited');
+});
+
+t.test('ERRORS: every response, success too, has an X-Trace-Id of 32 lowercase hex characters', async (t) => {
+  const h = harness({ defaultToken: TOKENS.ada });
+  const identity = await h.call('GET', '/api/v1/identity');
+  t.equal(identity.status, 200);
+  t.match(identity.headers['x-trace-id'], TRACE_ID, '200 identity');
+  const task = await h.call('GET', '/api/v1/tasks/1');
+  t.match(task.headers['x-trace-id'], TRACE_ID, '200 task');
+  const notModified = await h.call('GET', '/api/v1/tasks/1', { headers: { 'if-none-match': task.headers['etag']! } });
+  t.equal(notModified.status, 304);
+  t.match(notModified.headers['x-trace-id'], TRACE_ID, '304');
+  t.match((await h.call('GET', '/api/v1/tasks/available')).headers['x-trace-id'], TRACE_ID, '200 list');
+  t.match((await h.call('GET', '/api/v1/openapi.json', { token: null })).headers['x-trace-id'], TRACE_ID, 'anonymous 200');
+  t.match((await h.call('GET', '/api/v1/nope')).headers['x-trace-id'], TRACE_ID, '404');
+});
+
+t.test('ERRORS: two requests get different trace ids', async (t) => {
+  const h = harness({ defaultToken: TOKENS.ada });
+  const seen = new Set<string>();
+  for (let i = 0; i < 20; i++) {
+    seen.add((await h.call('GET', '/api/v1/identity')).headers['x-trace-id']!);
+    seen.add((await h.call('GET', '/api/v1/nope')).headers['x-trace-id']!);
+  }
+  t.equal(seen.size, 40, 'forty requests, forty trace ids');
+});
+
+t.test('ERRORS: an unexpected exception becomes a sanitised 500 internal_error and the logger gets the traceId and stack', async (t) => {
+  const h = harness({ defaultToken: TOKENS.ada });
+  t.equal((await h.call('GET', '/api/v1/identity')).status, 200);
+  h.db.close(); // the service's prepared statements now throw
+  const response = await h.call('GET', '/api/v1/identity');
+  expectProblem(t, response, 'internal_error');
+  t.notMatch(response.text, /database|connection|open|Error|at /, 'nothing of the failure leaks');
+  t.equal(h.errors.length, 1, 'one log entry');
+  const entry = h.errors[0]!;
+  t.equal(entry['traceId'], response.json.traceId, 'the log entry carries the traceId');
+  t.type(entry['error'], 'string');
+  t.match(entry['error'], /database connection is not open/, 'the log entry carries the error');
+  t.match(entry['error'], /\n\s+at /, 'and its stack');
+  // Anonymous operations still answer.
+  t.equal((await h.call('GET', '/api/v1/openapi.json', { token: null })).status, 200);
+});
+
+t.test('ERRORS: a logger that throws still yields the sanitised 500', async (t) => {
+  const db = new Database(':memory:');
+  const clock = manualClock(TEST_NOW);
+  loadFixture(db, baseFixture(), { now: clock.now() });
+  const logger = {
+    error() {
+      throw new Error('log sink is down');
+    },
+    debug() {
+      throw new Error('log sink is down');
+    },
+  };
+  const service = createService({ db, clock, logger });
+  const request = { method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${TOKENS.ada}` } };
+  // An ordinary refusal logs at debug level: the throwing debug() must not change the answer.
+  expectProblem(t, await service.handle({ ...request, url: '/api/v1/tasks/0' }), 'validation_failed', 'a 400 with a throwing debug()');
+  db.close();
+  expectProblem(t, await service.handle(request), 'internal_error', 'a 500 with a throwing error()');
+});

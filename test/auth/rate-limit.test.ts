@@ -1,0 +1,59 @@
+import t from 'tap';
+import { FixedWindowRateLimiter } from '../../lib/auth/rate-limit.js';
+
+// Unit tests of the limiter behind contract 10 (the HTTP side is test/api/pipeline-rate-limit.test.ts).
+
+const WINDOW = 60_000;
+
+t.test('RATE-LIMITER: a fixed window allows `limit` requests, then refuses until the window ends', async (t) => {
+  const limiter = new FixedWindowRateLimiter(2);
+  t.equal(limiter.limit, 2);
+  t.equal(limiter.windowMs, WINDOW);
+  t.same(limiter.take(1, 1_000), { allowed: true, remaining: 1, resetSeconds: 60 });
+  t.same(limiter.take(1, 1_500), { allowed: true, remaining: 0, resetSeconds: 60 }, '59.5 s left rounds up');
+  t.same(limiter.take(1, 2_000), { allowed: false, remaining: 0, resetSeconds: 59 });
+  t.same(limiter.take(1, 1_000 + WINDOW - 1), { allowed: false, remaining: 0, resetSeconds: 1 }, 'at least 1 s');
+  t.same(limiter.take(1, 1_000 + WINDOW), { allowed: true, remaining: 1, resetSeconds: 60 }, 'a new window at the end');
+});
+
+t.test('RATE-LIMITER: refused requests do not count', async (t) => {
+  const limiter = new FixedWindowRateLimiter(1);
+  t.ok(limiter.take(7, 0).allowed);
+  for (let i = 1; i <= 100; i++) t.equal(limiter.take(7, i).allowed, false);
+  t.same(limiter.take(7, WINDOW), { allowed: true, remaining: 0, resetSeconds: 60 });
+});
+
+t.test('RATE-LIMITER: each client has its own window, started by its own first request', async (t) => {
+  const limiter = new FixedWindowRateLimiter(1);
+  t.ok(limiter.take(1, 0).allowed);
+  t.notOk(limiter.take(1, 10_000).allowed);
+  t.same(limiter.take(2, 10_000), { allowed: true, remaining: 0, resetSeconds: 60 });
+  t.ok(limiter.take(1, WINDOW).allowed, 'client 1 renews at 60 s');
+  t.notOk(limiter.take(2, WINDOW).allowed, 'client 2 is still in its window');
+  t.ok(limiter.take(2, 10_000 + WINDOW).allowed);
+});
+
+t.test('RATE-LIMITER: 100,000 distinct clients over time keep size bounded', async (t) => {
+  const limiter = new FixedWindowRateLimiter(120);
+  // One new client every 10 ms: 6,000 clients start a window in any 60 s.
+  const step = 10;
+  const perWindow = WINDOW / step;
+  let largest = 0;
+  for (let client = 1; client <= 100_000; client++) {
+    limiter.take(client, client * step);
+    largest = Math.max(largest, limiter.size);
+  }
+  t.ok(largest <= 2 * perWindow + 1, `never more than twice the clients of a window (largest ${largest})`);
+  t.ok(limiter.size <= 2 * perWindow + 1, `ends bounded (${limiter.size})`);
+});
+
+t.test('RATE-LIMITER: a burst of 100,000 clients is forgotten once its windows have passed', async (t) => {
+  const limiter = new FixedWindowRateLimiter(120);
+  for (let client = 1; client <= 100_000; client++) limiter.take(client, 0);
+  t.equal(limiter.size, 100_000, 'all windows are live');
+  // A few clients later, past the burst's windows: the expired windows are dropped.
+  for (let client = 1; client <= 10; client++) limiter.take(1_000_000 + client, WINDOW + client);
+  t.ok(limiter.size <= 10, `only the live windows remain (${limiter.size})`);
+  // Returning clients of the burst get a fresh window.
+  t.same(limiter.take(1, 2 * WINDOW), { allowed: true, remaining: 119, resetSeconds: 60 });
+});

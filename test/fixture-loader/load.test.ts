@@ -1,0 +1,153 @@
+import t, { type Test } from 'tap';
+import Database from 'better-sqlite3';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FixtureError, loadFixture, loadFixtureFile } from '../../lib/fixtures/load.js';
+import { hashToken } from '../../lib/auth/token.js';
+import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+
+function freshDb() {
+  return new Database(':memory:');
+}
+
+function rowCounts(db: Database.Database): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const table of ['organisations', 'staff', 'api_clients', 'projects', 'tasks', 'task_assignments', 'claims', 'calendar_intervals']) {
+    counts[table] = (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  }
+  return counts;
+}
+
+function caught(action: () => unknown): unknown {
+  try {
+    action();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+function expectFixtureError(t: Test, mutate: (fixture: FixtureShape) => void, path: string) {
+  const db = freshDb();
+  loadFixture(db, baseFixture());
+  const before = rowCounts(db);
+  const fixture = baseFixture();
+  mutate(fixture);
+  const error = caught(() => loadFixture(db, fixture));
+  t.ok(error instanceof FixtureError && error.path === path, `error names ${path} (got ${String(error)})`);
+  t.same(rowCounts(db), before, 'nothing written');
+}
+
+t.test('FIXTURE: a valid fixture loads every entity and reports counts', async (t) => {
+  const db = freshDb();
+  const summary = loadFixture(db, baseFixture());
+  t.same(summary, { organisations: 3, staff: 8, clients: 9, projects: 5, tasks: 12, claims: 1 });
+});
+
+t.test('FIXTURE: tokens are stored only as SHA-256 hashes', async (t) => {
+  const db = freshDb();
+  loadFixture(db, baseFixture());
+  const rows = db.prepare('SELECT token_hash FROM api_clients').all() as { token_hash: string }[];
+  t.ok(rows.some((row) => row.token_hash === hashToken(TOKENS.ada)));
+  const dump = JSON.stringify(db.prepare('SELECT * FROM api_clients').all());
+  for (const token of Object.values(TOKENS)) t.notOk(dump.includes(token), `${token} not stored`);
+});
+
+t.test('FIXTURE: a staff member without calendar gets Monday-Friday 09:00-17:00, {} means no working time', async (t) => {
+  const db = freshDb();
+  const fixture = baseFixture();
+  fixture.staff.push({ id: 15, organisationId: 1, name: 'Nobody', kind: 'human', calendar: {} });
+  fixture.staff.push({ id: 16, organisationId: 1, name: 'Split', kind: 'human', calendar: { tue: [['13:30', '17:00'], ['09:00', '12:30']], sun: [['22:00', '24:00']] } });
+  loadFixture(db, fixture);
+  const calendar = (id: number) => db.prepare('SELECT weekday, start_minute AS s, end_minute AS e FROM calendar_intervals WHERE staff_id = ? ORDER BY weekday, s').all(id);
+  t.same(calendar(10), [1, 2, 3, 4, 5].map((weekday) => ({ weekday, s: 540, e: 1020 })));
+  t.same(calendar(15), []);
+  t.same(calendar(16), [{ weekday: 2, s: 540, e: 750 }, { weekday: 2, s: 810, e: 1020 }, { weekday: 7, s: 1320, e: 1440 }]);
+});
+
+t.test('FIXTURE: loading the same fixture twice upserts instead of duplicating and bumps the workspace version', async (t) => {
+  const db = freshDb();
+  loadFixture(db, baseFixture());
+  const before = rowCounts(db);
+  const version = (db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
+  const fixture = baseFixture();
+  fixture.claims = [];
+  loadFixture(db, fixture);
+  t.same(rowCounts(db), before);
+  t.equal((db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v, version + 1);
+});
+
+t.test('FIXTURE: task defaults follow contract 11', async (t) => {
+  const db = freshDb();
+  const fixture = baseFixture();
+  fixture.tasks = [{ id: 50, projectId: 1, title: 'Bare', assignees: [{ staffMemberId: 10 }] }];
+  fixture.claims = [];
+  loadFixture(db, fixture);
+  t.same(db.prepare(`SELECT description, status, sequence, estimated_minutes AS e, started_at_local AS s, completed_at_local AS c,
+      earliest_start_local AS es, release_date_local AS r, is_waiting AS w, resource_mode AS m FROM tasks WHERE id = 50`).get(),
+    { description: null, status: 'Ready', sequence: 0, e: 0, s: null, c: null, es: null, r: null, w: 0, m: 'Independent' });
+});
+
+t.test('FIXTURE: offset times are converted to London wall time', async (t) => {
+  const db = freshDb();
+  const fixture = baseFixture();
+  fixture.tasks[0]!['earliestStart'] = '2026-07-01T08:00:00Z';
+  loadFixture(db, fixture);
+  t.equal((db.prepare('SELECT earliest_start_local AS v FROM tasks WHERE id = 1').get() as { v: string }).v, '2026-07-01T09:00:00');
+});
+
+t.test('FIXTURE: an unknown member is rejected naming its path', async (t) => {
+  expectFixtureError(t, (f) => { f.tasks[2]!['colour'] = 'red'; }, 'tasks[2].colour');
+});
+
+t.test('FIXTURE: a wrong type is rejected naming its path', async (t) => {
+  expectFixtureError(t, (f) => { f.tasks[1]!['estimatedMinutes'] = '60'; }, 'tasks[1].estimatedMinutes');
+});
+
+t.test('FIXTURE: an assignee of another organisation is rejected and nothing is written', async (t) => {
+  expectFixtureError(t, (f) => { f.tasks[0]!['assignees'] = [{ staffMemberId: 20 }]; }, 'tasks[0].assignees[0].staffMemberId');
+});
+
+t.test('FIXTURE: a sponsor that is not human is rejected', async (t) => {
+  expectFixtureError(t, (f) => { f.clients[0]!['sponsorId'] = 12; }, 'clients[0].sponsorId');
+});
+
+t.test('FIXTURE: an unknown dependency is rejected', async (t) => {
+  expectFixtureError(t, (f) => { f.tasks[0]!['dependencyIds'] = [999]; }, 'tasks[0].dependencyIds[0]');
+});
+
+t.test('FIXTURE: a dependency cycle is rejected', async (t) => {
+  expectFixtureError(t, (f) => { f.tasks[0]!['dependencyIds'] = [2]; }, 'tasks[0].dependencyIds');
+});
+
+t.test('FIXTURE: a nonexistent spring wall time is rejected', async (t) => {
+  expectFixtureError(t, (f) => { f.tasks[0]!['startedAt'] = '2026-03-29T01:30:00'; }, 'tasks[0].startedAt');
+});
+
+t.test('FIXTURE: an interval whose end is not after its start is rejected', async (t) => {
+  expectFixtureError(t, (f) => {
+    f.tasks[5]!['actualIntervals'] = [{ staffMemberId: 10, start: '2026-11-02T10:00:00', end: '2026-11-02T09:00:00' }];
+  }, 'tasks[5].actualIntervals[0].end');
+});
+
+t.test('FIXTURE: overlapping calendar intervals are rejected', async (t) => {
+  expectFixtureError(t, (f) => { f.staff[0]!['calendar'] = { mon: [['09:00', '12:00'], ['11:00', '13:00']] }; }, 'staff[0].calendar.mon');
+});
+
+t.test('FIXTURE: a token shared by two clients is rejected', async (t) => {
+  expectFixtureError(t, (f) => { f.clients[1]!['token'] = TOKENS.ada; }, 'clients[1].token');
+});
+
+t.test('FIXTURE: a file with duplicate members is rejected by the strict reader', async (t) => {
+  const dir = t.testdir({ 'dup.json': '{"organisations": [], "Organisations": []}' });
+  const db = freshDb();
+  t.throws(() => loadFixtureFile(db, join(dir, 'dup.json')), FixtureError);
+});
+
+t.test('FIXTURE: a fixture file loads like the object', async (t) => {
+  const dir = t.testdir();
+  const file = join(dir, 'world.json');
+  writeFileSync(file, JSON.stringify(baseFixture()));
+  const db = freshDb();
+  t.equal(loadFixtureFile(db, file).tasks, 12);
+});

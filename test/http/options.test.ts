@@ -1,0 +1,103 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { createService } from '../../lib/service.js';
+import { resolveOptions } from '../../lib/options.js';
+import { systemClock } from '../../lib/time/clock.js';
+import { manualClock } from '../../lib/time/clock.js';
+import type { Test } from './expect-problem.js';
+
+// lib/options.ts: each invalid option is a TypeError with its exact message, thrown by createService.
+
+const DB_MESSAGE = "createService: options.db must be a file path, ':memory:' or an open better-sqlite3 Database";
+const CLOCK_MESSAGE = 'createService: options.clock must be an object with a now() method returning epoch milliseconds';
+const RATE_MESSAGE = 'createService: options.rateLimit must be an integer from 1 to 1000000000';
+const SOURCES_MESSAGE = 'createService: options.sources must be an object mapping provider keys to providers';
+const LOGGER_MESSAGE = 'createService: options.logger must be an object with an error() method';
+
+const provider = { refresh: async () => ({}), publish: async () => ({}) };
+
+function expectTypeError(tt: Test, options: unknown, message: string, what: string): void {
+  let thrown: unknown;
+  try {
+    createService(options as Parameters<typeof createService>[0]).close();
+  } catch (error) {
+    thrown = error;
+  }
+  // Compared exactly: tap's throws() matches messages as substrings.
+  tt.ok(thrown instanceof TypeError, `${what}: a TypeError`);
+  tt.equal((thrown as Error | undefined)?.message, message, `${what}: the exact message`);
+}
+
+t.test('OPTIONS: options that are not an object throw TypeError', async (t) => {
+  for (const [value, what] of [[undefined, 'undefined'], [null, 'null'], ['x.db', 'a string'], [[], 'an array'], [42, 'a number']] as const) {
+    expectTypeError(t, value, 'createService: options must be an object', what);
+  }
+});
+
+t.test('OPTIONS: an unknown option throws TypeError naming it', async (t) => {
+  expectTypeError(t, { db: ':memory:', ratelimit: 5 }, 'createService: unknown option "ratelimit"', 'misspelt rateLimit');
+  expectTypeError(t, { db: ':memory:', port: 8080 }, 'createService: unknown option "port"', 'port');
+});
+
+t.test('OPTIONS: a bad db throws TypeError', async (t) => {
+  const closed = new Database(':memory:');
+  closed.close();
+  for (const [db, what] of [[undefined, 'missing'], ['', 'empty path'], [42, 'a number'], [{}, 'an object'], [closed, 'a closed Database']] as const) {
+    expectTypeError(t, { db }, DB_MESSAGE, what);
+  }
+});
+
+t.test('OPTIONS: a bad clock throws TypeError', async (t) => {
+  for (const [clock, what] of [[null, 'null'], [() => 0, 'a function'], [{}, 'no now()'], [{ now: 5 }, 'now not a function'], [Date.now(), 'a number']] as const) {
+    expectTypeError(t, { db: ':memory:', clock }, CLOCK_MESSAGE, what);
+  }
+});
+
+t.test('OPTIONS: a bad rateLimit throws TypeError', async (t) => {
+  for (const [rateLimit, what] of [[0, '0'], [1.5, '1.5'], ['10', "'10'"], [-1, '-1'], [Number.NaN, 'NaN'], [Infinity, 'Infinity'], [1e9 + 1, '1e9 + 1'], [null, 'null']] as const) {
+    expectTypeError(t, { db: ':memory:', rateLimit }, RATE_MESSAGE, what);
+  }
+});
+
+t.test('OPTIONS: bad sources throw TypeError', async (t) => {
+  for (const [sources, what] of [[null, 'null'], [[], 'an array'], ['http', 'a string']] as const) {
+    expectTypeError(t, { db: ':memory:', sources }, SOURCES_MESSAGE, what);
+  }
+  expectTypeError(t, { db: ':memory:', sources: { http: {} } }, 'createService: options.sources.http must have refresh() and publish() methods', 'an empty provider');
+  expectTypeError(t, { db: ':memory:', sources: { jira: { refresh: provider.refresh } } }, 'createService: options.sources.jira must have refresh() and publish() methods', 'no publish()');
+  expectTypeError(t, { db: ':memory:', sources: { ok: provider, bad: null } }, 'createService: options.sources.bad must have refresh() and publish() methods', 'a null provider');
+});
+
+t.test('OPTIONS: a bad logger throws TypeError', async (t) => {
+  for (const [logger, what] of [[null, 'null'], [console.error, 'a function'], [{}, 'no error()'], [{ error: 'x' }, 'error not a function']] as const) {
+    expectTypeError(t, { db: ':memory:', logger }, LOGGER_MESSAGE, what);
+  }
+});
+
+t.test('OPTIONS: valid options construct a service', async (t) => {
+  const minimal = createService({ db: ':memory:' });
+  t.type(minimal.handle, 'function');
+  minimal.close();
+  const db = new Database(':memory:');
+  const full = createService({
+    db,
+    clock: manualClock('2026-11-16T10:00:00Z'),
+    rateLimit: 1,
+    sources: { http: provider },
+    logger: { error: () => undefined, debug: () => undefined },
+  });
+  full.close();
+  t.ok(db.open, 'a Database passed in stays open after close()');
+  db.close();
+  t.doesNotThrow(() => createService({ db: ':memory:', rateLimit: 1e9, clock: undefined, logger: undefined }).close(), 'undefined means the default');
+});
+
+t.test('OPTIONS: defaults are the system clock, 120 requests, no sources', async (t) => {
+  const resolved = resolveOptions({ db: ':memory:' });
+  t.equal(resolved.clock, systemClock);
+  t.equal(resolved.rateLimit, 120);
+  t.equal(resolved.sources.size, 0);
+  t.type(resolved.logger.error, 'function');
+  const withSources = resolveOptions({ db: ':memory:', sources: { http: provider } });
+  t.equal(withSources.sources.get('http'), provider);
+});
