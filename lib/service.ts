@@ -1,19 +1,25 @@
 import { FixedWindowRateLimiter } from './auth/rate-limit.js';
+import { claimUseCases } from './domain/claims.js';
+import { mutationRunner } from './domain/mutations.js';
 import { assertTaskOwned } from './domain/tasks/access.js';
 import { taskReads } from './domain/tasks/read.js';
-import { identityView } from './domain/identity.js';
+import { taskWrites } from './domain/tasks/write.js';
+import { operationHandlers } from './http/handlers.js';
 import { OPERATIONS } from './http/operations.js';
-import { createPipeline, jsonResponse, type OperationHandler } from './http/pipeline.js';
+import { createPipeline } from './http/pipeline.js';
 import { Router } from './http/router.js';
 import type { ServiceRequest, ServiceResponse } from './http/types.js';
 import { resolveOptions, type ServiceOptions } from './options.js';
-import { provisionalAllocation, provisionalRemaining } from './plan/provisional.js';
+import { provisionalAllocation, remainingMinutesFor } from './plan/remaining.js';
 import { openApiText } from './schemas/openapi.js';
+import { calendarStatements } from './store/calendars.js';
+import { claimStatements } from './store/claims.js';
 import { clientStatements } from './store/clients.js';
 import { openDatabase } from './store/open.js';
 import { organisationStatements } from './store/organisations.js';
+import { receiptStatements } from './store/receipts.js';
 import { taskReadStatements } from './store/task-reads.js';
-import { ifNoneMatchHits } from './http/conditional.js';
+import { taskWriteStatements } from './store/task-writes.js';
 
 /** A running service over one database. */
 export interface Service {
@@ -28,30 +34,27 @@ export function createService(options: ServiceOptions): Service {
   const resolved = resolveOptions(options);
   const { db, owned } = openDatabase(resolved.db);
 
-  const clients = clientStatements(db);
   const organisations = organisationStatements(db);
   const reads = taskReadStatements(db);
-  const tasks = taskReads({ reads, organisations, remaining: provisionalRemaining, hasAllocation: provisionalAllocation });
+  const calendars = calendarStatements(db);
+  const claimRows = claimStatements(db);
+  const hasAllocation = provisionalAllocation;
 
-  const handlers = new Map<string, OperationHandler>([
-    ['getIdentity', ({ principal }) => jsonResponse(200, identityView(principal))],
-    ['listAvailableTasks', ({ principal, now }) => jsonResponse(200, tasks.listAvailable(principal, now))],
-    ['listWaitingTasks', ({ principal, now }) => jsonResponse(200, tasks.listWaiting(principal, now))],
-    [
-      'getTask',
-      ({ principal, id, now, headers }) => {
-        const task = tasks.getTask(principal, id, now);
-        if (ifNoneMatchHits(headers.get('if-none-match'), task.etag)) {
-          return { status: 304, headers: { etag: task.etag } };
-        }
-        return jsonResponse(200, task, { etag: task.etag });
-      },
-    ],
-  ]);
+  const handlers = operationHandlers({
+    tasks: taskReads({
+      reads,
+      organisations,
+      remaining: (resourceId, now) => remainingMinutesFor(calendars, resourceId, now),
+      hasAllocation,
+    }),
+    writes: taskWrites({ reads, writes: taskWriteStatements(db), calendars }),
+    claims: claimUseCases({ reads, claims: claimRows, hasAllocation }),
+    mutations: mutationRunner({ db, receipts: receiptStatements(db), organisations, claims: claimRows }),
+  });
 
   const handle = createPipeline({
     router: new Router(OPERATIONS.filter((operation) => handlers.has(operation.operationId) || operation.caller === 'anonymous')),
-    clients,
+    clients: clientStatements(db),
     limiter: new FixedWindowRateLimiter(resolved.rateLimit),
     clock: resolved.clock,
     logger: resolved.logger,

@@ -57,6 +57,8 @@ export interface OperationSpec {
   readonly ifMatch: 'task-etag' | 'incoming-revision' | 'none';
   /** Task writes other than claim/renew/release honour `X-Task-Claim`. */
   readonly claimHeader: boolean;
+  /** Body members that need a further scope, checked once the body is parsed (403). */
+  readonly memberScopes?: readonly { readonly member: string; readonly scope: Scope }[];
   readonly success: SuccessSpec;
 }
 
@@ -75,7 +77,9 @@ function taskWrite(
 ): OperationSpec {
   return {
     operationId, method, path, summary, caller: 'resource-client', scope, target: 'task', query: noQuery,
-    body, idempotencyKey, ifMatch: 'task-etag', claimHeader, success,
+    body, idempotencyKey, ifMatch: 'task-etag', claimHeader,
+    // Every task write answers with the task's new ETag, so the next write needs no re-read for it.
+    success: { ...success, headers: [...success.headers, 'ETag'] },
   };
 }
 
@@ -116,9 +120,12 @@ export const OPERATIONS: readonly OperationSpec[] = [
     idempotencyKey: 'none', ifMatch: 'none', claimHeader: false,
     success: { status: 200, description: 'The task; the ETag header equals its etag field.', schema: Task, headers: ['ETag'] },
   },
-  taskWrite('patchTask', 'PATCH', '/tasks/{id}', 'Change planning fields of an owned task.', 'tasks:update',
-    { schema: TaskPatch, required: true }, 'optional',
-    { status: 204, description: 'Changed. Carries Warning 299 when remainingMinutes was sent.', schema: null, headers: ['Warning'] }),
+  {
+    ...taskWrite('patchTask', 'PATCH', '/tasks/{id}', 'Change planning fields of an owned task.', 'tasks:update',
+      { schema: TaskPatch, required: true }, 'optional',
+      { status: 204, description: 'Changed. Carries Warning 299 when remainingMinutes was sent.', schema: null, headers: ['Warning'] }),
+    memberScopes: [{ member: 'actualIntervals', scope: 'tasks:time' }],
+  },
   taskWrite('replaceActualEffort', 'PUT', '/tasks/{id}/actual-effort', "Replace the caller's own actual intervals.",
     'tasks:time', { schema: ActualEffort, required: true }, 'optional', noContent),
   taskWrite('appendNote', 'POST', '/tasks/{id}/notes', 'Append a note.', 'tasks:notes',

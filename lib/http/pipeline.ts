@@ -29,6 +29,9 @@ export interface OperationContext {
   readonly body: ParsedBody | undefined;
   readonly headers: RequestHeaders;
   readonly operation: OperationSpec;
+  readonly method: string;
+  /** The request path without its query (part of idempotency fingerprints). */
+  readonly path: string;
 }
 
 export type OperationHandler = (context: OperationContext) => ServiceResponse | Promise<ServiceResponse>;
@@ -162,12 +165,19 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
         log('debug', { traceId, operation: operation.operationId, invalid: detail }),
       );
 
+      for (const { member, scope } of operation.memberScopes ?? []) {
+        const value = body?.value;
+        if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, member) && !principal.has(scope)) {
+          throw new ServiceError('permission_denied', `${member} needs scope ${scope}`);
+        }
+      }
+
       // 7. Target: existence, organisation and ownership.
       deps.targetChecks[operation.target]?.(principal, id);
 
       const handler = deps.handlers.get(operation.operationId);
       if (handler === undefined) throw new ServiceError('route_not_found');
-      const context: OperationContext = { traceId, now, principal, id, query, body, headers, operation };
+      const context: OperationContext = { traceId, now, principal, id, query, body, headers, operation, method: request.method, path };
       const result = handler(context);
       if (result instanceof Promise) {
         const settledRate = rate;

@@ -13,7 +13,14 @@ const closed = (title: string) => ({ title, additionalProperties: false }) as co
 
 export const EmptyRequest = Type.Object({}, closed('EmptyRequest'));
 
-export const ClaimRequest = Type.Object({ token: Uuid }, closed('ClaimRequest'));
+/** The all-zero UUID is malformed as a lease token (contract 2). */
+const LeaseToken = Type.String({
+  format: 'uuid',
+  pattern: '^(?!00000000-0000-0000-0000-000000000000$)',
+  description: 'The lease token; the all-zero UUID is rejected.',
+});
+
+export const ClaimRequest = Type.Object({ token: LeaseToken }, closed('ClaimRequest'));
 
 export const ActualIntervalInput = Type.Object(
   { staffMemberId: Id, start: LocalDateTimeInput, end: LocalDateTimeInput },

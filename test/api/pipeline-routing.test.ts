@@ -4,8 +4,7 @@ import { TOKENS } from '../helpers/fixture.js';
 import { expectProblem } from '../http/expect-problem.js';
 
 // Contract 1, steps 1 (route) and 2 (body size), through the real handle().
-// Only the read operations are registered for now: when the write operations arrive, the Allow
-// values for /tasks/{id} below become "GET, PATCH" (see test/http/router.test.ts for the full table).
+// Operations are registered as their issues land (see test/http/router.test.ts for the full table).
 
 const LIMIT = 131072;
 
@@ -46,9 +45,10 @@ t.test('PIPELINE: paths are exact (trailing slash, case, empty segment, outside 
 t.test('PIPELINE: another method on a known path gives 405 method_not_allowed with the exact Allow header', async (t) => {
   const h = harness({ defaultToken: TOKENS.ada });
   const cases: [string, string, string][] = [
-    ['DELETE', '/api/v1/tasks/1', 'GET'],
-    // Writes are not registered yet, so PATCH on a task is 405 for now.
-    ['PATCH', '/api/v1/tasks/1', 'GET'],
+    ['DELETE', '/api/v1/tasks/1', 'GET, PATCH'],
+    ['PUT', '/api/v1/tasks/1', 'GET, PATCH'],
+    ['GET', '/api/v1/tasks/1/claim', 'POST'],
+    ['PATCH', '/api/v1/tasks/1/actual-effort', 'PUT'],
     ['PUT', '/api/v1/identity', 'GET'],
     ['POST', '/api/v1/identity', 'GET'],
     ['POST', '/api/v1/openapi.json', 'GET'],
@@ -73,10 +73,10 @@ t.test('PIPELINE: static paths win over {id}: POST /tasks/available and DELETE /
 t.test('PIPELINE: OPTIONS and HEAD are 405 method_not_allowed with Allow', async (t) => {
   const h = harness({ defaultToken: TOKENS.ada });
   for (const method of ['OPTIONS', 'HEAD']) {
-    for (const url of ['/api/v1/identity', '/api/v1/tasks/1', '/api/v1/tasks/available', '/api/v1/openapi.json']) {
-      const response = await h.call(method, url);
+    for (const [url, allow] of [['/api/v1/identity', 'GET'], ['/api/v1/tasks/1', 'GET, PATCH'], ['/api/v1/tasks/available', 'GET'], ['/api/v1/openapi.json', 'GET']]) {
+      const response = await h.call(method, url!);
       expectProblem(t, response, 'method_not_allowed', `${method} ${url}`);
-      t.equal(response.headers['allow'], 'GET', `${method} ${url}: Allow: GET`);
+      t.equal(response.headers['allow'], allow, `${method} ${url}: Allow: ${allow}`);
     }
   }
 });
@@ -89,7 +89,7 @@ t.test('PIPELINE: 404 and 405 come before authentication (no token needed)', asy
   expectProblem(t, await h.call('GET', '/api/v1/nope', { token: 'not-a-real-token' }), 'route_not_found', 'unknown path, bad token');
   const notAllowed = await h.call('DELETE', '/api/v1/tasks/1', { token: null });
   expectProblem(t, notAllowed, 'method_not_allowed', 'DELETE, no token');
-  t.equal(notAllowed.headers['allow'], 'GET');
+  t.equal(notAllowed.headers['allow'], 'GET, PATCH');
   expectProblem(t, await h.call('OPTIONS', '/api/v1/identity', { token: null }), 'method_not_allowed', 'OPTIONS, no token');
   // Route also comes before the body size.
   const big = 'x'.repeat(LIMIT + 1);

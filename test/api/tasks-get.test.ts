@@ -351,9 +351,7 @@ t.test('GET /tasks/{id}: project carries its fields and the deprecated numeric p
   }
 });
 
-t.test('GET /tasks/{id}: remainingMinutes is the estimate less the elapsed planned working time since startedAt', {
-  todo: 'needs the scheduler: lib/plan/provisional.ts still answers the whole estimate',
-}, async (t) => {
+t.test('GET /tasks/{id}: remainingMinutes is the estimate less the elapsed planned working time since startedAt', async (t) => {
   const fixture = baseFixture();
   // Started Monday 09:00 on a Monday-Friday 09:00-17:00 calendar; at 10:00 one working hour has elapsed.
   fixture.tasks.push({ id: 16, projectId: 1, title: 'Started this morning', status: 'InProgress', startedAt: '2026-11-16T09:00:00', estimatedMinutes: 120, assignees: [{ staffMemberId: 10 }] });

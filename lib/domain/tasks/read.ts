@@ -9,7 +9,8 @@ import { buildTaskViews, type RemainingMinutes } from './view.js';
 export interface TaskReadDependencies {
   readonly reads: TaskReadStatements;
   readonly organisations: OrganisationStatements;
-  readonly remaining: RemainingMinutes;
+  /** Remaining-time rules as seen by one resource at one instant. */
+  readonly remaining: (resourceId: number, now: number) => RemainingMinutes;
   readonly hasAllocation: (row: TaskRow) => boolean;
 }
 
@@ -17,12 +18,12 @@ export interface TaskReadDependencies {
 export function taskReads(deps: TaskReadDependencies) {
   const { reads, organisations } = deps;
 
-  function views(principal: Principal, rows: readonly TaskRow[], includeNotes: boolean): TaskView[] {
+  function views(principal: Principal, rows: readonly TaskRow[], includeNotes: boolean, now: number): TaskView[] {
     return buildTaskViews(rows, reads, {
       principal,
       workspaceVersion: organisations.workspaceVersion(principal.organisationId),
       includeNotes,
-      remaining: deps.remaining,
+      remaining: deps.remaining(resourceId(principal), now),
     });
   }
 
@@ -36,7 +37,7 @@ export function taskReads(deps: TaskReadDependencies) {
     getTask(principal: Principal, taskId: number, now: number): TaskView {
       const row = reads.task(taskId, now);
       if (row === undefined) throw new ServiceError('task_not_found');
-      const [view] = views(principal, [row], true);
+      const [view] = views(principal, [row], true, now);
       if (view === undefined) throw new ServiceError('task_not_found');
       return view;
     },
@@ -45,13 +46,13 @@ export function taskReads(deps: TaskReadDependencies) {
     listAvailable(principal: Principal, now: number): TaskView[] {
       const rows = reads.unfinishedForResource(resourceId(principal), now)
         .filter((row) => row.liveClaim !== 1 && isRunnable(row, now, deps.hasAllocation));
-      return views(principal, rows, false);
+      return views(principal, rows, false, now);
     },
 
     /** Contract 5: assigned, not Done, blocked. */
     listWaiting(principal: Principal, now: number): TaskView[] {
       const rows = reads.unfinishedForResource(resourceId(principal), now).filter(isBlocked);
-      return views(principal, rows, false);
+      return views(principal, rows, false, now);
     },
   };
 }

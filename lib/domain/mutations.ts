@@ -1,0 +1,130 @@
+import type { Principal } from '../auth/authenticate.js';
+import type { RequestHeaders } from '../http/headers.js';
+import type { OperationSpec } from '../http/operations.js';
+import { claimToken, idempotencyKey, taskIfMatch } from '../http/preconditions.js';
+import type { ServiceResponse } from '../http/types.js';
+import type { ClaimStatements } from '../store/claims.js';
+import type { Db } from '../store/open.js';
+import type { OrganisationStatements } from '../store/organisations.js';
+import type { ReceiptStatements } from '../store/receipts.js';
+import { ServiceError } from './errors.js';
+import { taskEtag } from './tasks/view.js';
+
+/** What a write use case decides; the runner turns it into the response and the receipt. */
+export interface MutationOutcome {
+  readonly status: number;
+  readonly body?: unknown;
+  /** Extra headers (`location`, `warning`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** False for a write that changes nothing (`PATCH {}`): the workspace version stays. */
+  readonly changed: boolean;
+}
+
+export interface WriteRequest {
+  readonly principal: Principal;
+  readonly operation: OperationSpec;
+  readonly method: string;
+  /** The request path without its query, part of the fingerprint. */
+  readonly path: string;
+  /** The task (or other target) id of the path. */
+  readonly id: number;
+  readonly now: number;
+  readonly headers: RequestHeaders;
+  /** Canonical body text (members sorted, numbers as sent); `{}` for an absent EmptyRequest body. */
+  readonly canonicalBody: string;
+}
+
+/** Headers a replay repeats (contract 3), besides the content type of a stored body. */
+const REPLAYED_HEADERS = ['etag', 'location', 'warning'] as const;
+
+export interface MutationDependencies {
+  readonly db: Db;
+  readonly receipts: ReceiptStatements;
+  readonly organisations: OrganisationStatements;
+  readonly claims: ClaimStatements;
+}
+
+/**
+ * Runs a task write through steps 8 to 11 of contract 1 inside one immediate SQLite transaction:
+ * idempotency receipt (replay or conflict), If-Match, the X-Task-Claim rules, the use case, the
+ * workspace version bump and the new receipt. Any failure rolls back all of it, receipt included.
+ */
+export function mutationRunner(deps: MutationDependencies) {
+  const { receipts, organisations, claims } = deps;
+
+  function checkClaimHeader(request: WriteRequest): void {
+    const token = claimToken(request.headers.get('x-task-claim'));
+    const live = claims.liveLease(request.id, request.now);
+    if (live !== undefined) {
+      if (token === null || token !== live.token || live.clientId !== request.principal.clientId) {
+        throw new ServiceError('task_claimed', 'a live lease exists');
+      }
+    } else if (token !== null) {
+      throw new ServiceError('claim_expired', 'no live lease');
+    }
+  }
+
+  function replay(receiptStatus: number, headersText: string, body: string | null): ServiceResponse {
+    const headers = JSON.parse(headersText) as Record<string, string>;
+    headers['idempotent-replayed'] = 'true';
+    return body === null ? { status: receiptStatus, headers } : { status: receiptStatus, headers, body };
+  }
+
+  return {
+    run(request: WriteRequest, apply: () => MutationOutcome): ServiceResponse {
+      const { principal, operation, now } = request;
+      const key = idempotencyKey(request.headers.get('idempotency-key'), operation.idempotencyKey);
+      const fingerprint = `${request.method} ${request.path}\n${request.canonicalBody}`;
+      const organisationId = principal.organisationId;
+
+      const transaction = deps.db.transaction((): ServiceResponse => {
+        receipts.purgeExpired(now);
+        if (key !== null) {
+          const receipt = receipts.find(organisationId, principal.clientId, key, now);
+          if (receipt !== undefined) {
+            if (receipt.fingerprint !== fingerprint) throw new ServiceError('idempotency_conflict');
+            // A replay still needs a present, well-formed If-Match; a stale one is fine.
+            taskIfMatch(request.headers.get('if-match'));
+            return replay(receipt.status, receipt.headers, receipt.body);
+          }
+        }
+
+        const version = organisations.workspaceVersion(organisationId);
+        const etag = taskIfMatch(request.headers.get('if-match'));
+        if (etag.taskId !== request.id || etag.version !== version) {
+          throw new ServiceError('stale_update', 'stale If-Match', { etag: taskEtag(request.id, version) });
+        }
+        if (operation.claimHeader) checkClaimHeader(request);
+
+        const outcome = apply();
+        if (outcome.changed) organisations.bumpWorkspaceVersion(organisationId);
+        const headers: Record<string, string> = {
+          ...outcome.headers,
+          etag: taskEtag(request.id, outcome.changed ? version + 1 : version),
+        };
+        const response: ServiceResponse = { status: outcome.status, headers };
+        if (outcome.body !== undefined) {
+          headers['content-type'] = 'application/json';
+          response.body = JSON.stringify(outcome.body);
+        }
+        if (key !== null) {
+          const stored: Record<string, string> = {};
+          for (const name of [...REPLAYED_HEADERS, 'content-type'] as const) {
+            const value = headers[name];
+            if (value !== undefined) stored[name] = value;
+          }
+          receipts.store(organisationId, principal.clientId, key, now, {
+            fingerprint,
+            status: outcome.status,
+            headers: JSON.stringify(stored),
+            body: response.body ?? null,
+          });
+        }
+        return response;
+      });
+      return transaction.immediate();
+    },
+  };
+}
+
+export type MutationRunner = ReturnType<typeof mutationRunner>;

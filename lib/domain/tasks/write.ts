@@ -1,0 +1,149 @@
+import type { Principal } from '../../auth/authenticate.js';
+import { elapsedPlannedMinutes } from '../../plan/remaining.js';
+import type { ActualEffortInput, NoteCreateInput, TaskPatchInput } from '../../schemas/requests.js';
+import type { CalendarStatements } from '../../store/calendars.js';
+import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
+import type { TaskWriteStatements } from '../../store/task-writes.js';
+import { epochMsToLocal, localToEpochMs } from '../../time/london.js';
+import { ServiceError } from '../errors.js';
+import { localInput, nonblank } from '../local-time-input.js';
+import type { MutationOutcome } from '../mutations.js';
+import { validatedIntervals } from './effort.js';
+
+export const REMAINING_MINUTES_WARNING = '299 worker-task-api "remainingMinutes is deprecated; send estimatedMinutes"';
+const MAX_MINUTES = 1_000_000;
+
+export interface TaskWriteDependencies {
+  readonly reads: TaskReadStatements;
+  readonly writes: TaskWriteStatements;
+  readonly calendars: CalendarStatements;
+}
+
+function resourceOf(principal: Principal): number {
+  if (principal.resource === null) throw new ServiceError('permission_denied', 'identity-only client');
+  return principal.resource.id;
+}
+
+const optionalLocal = (value: string | null | undefined, current: string | null, member: string): string | null =>
+  value === undefined ? current : value === null ? null : localInput(value, member);
+
+/** The task writes of contract 6: PATCH, effort replacement and notes. */
+export function taskWrites(deps: TaskWriteDependencies) {
+  const { reads, writes, calendars } = deps;
+
+  function existing(taskId: number, now: number): TaskRow {
+    const row = reads.task(taskId, now);
+    if (row === undefined) throw new ServiceError('task_not_found');
+    return row;
+  }
+
+  /** `dependencyIds` replaces the list; returns whether any new prerequisite is unfinished. */
+  function checkDependencies(row: TaskRow, ids: readonly number[]): boolean {
+    const seen = new Set<number>();
+    for (const id of ids) {
+      if (id === row.id) throw new ServiceError('invalid_field', 'a task cannot depend on itself');
+      if (seen.has(id)) throw new ServiceError('invalid_field', `dependency ${id} listed twice`);
+      seen.add(id);
+    }
+    const found = writes.tasksAmong(ids).filter((task) => task.organisationId === row.organisationId);
+    if (found.length !== ids.length) throw new ServiceError('invalid_field', 'unknown dependency id');
+    if (ids.length > 0 && writes.reaches(ids, row.id)) throw new ServiceError('dependency_conflict', 'cycle');
+    return found.some((task) => task.status !== 'Done');
+  }
+
+  return {
+    patch(principal: Principal, taskId: number, input: TaskPatchInput, now: number): MutationOutcome {
+      const row = existing(taskId, now);
+      if (row.status === 'Done') throw new ServiceError('task_completed');
+      if (Object.keys(input).length === 0) return { status: 204, changed: false };
+      const resourceId = resourceOf(principal);
+      const nowLocal = epochMsToLocal(now);
+
+      const title = input.title === undefined ? row.title : nonblank(input.title, 'title');
+      const earliestStart = optionalLocal(input.earliestStart, row.earliestStart, 'earliestStart');
+      const releaseDate = optionalLocal(input.releaseDate, row.releaseDate, 'releaseDate');
+      const isWaiting = input.isWaiting ?? row.isWaiting === 1;
+      const unmetPrerequisites =
+        input.dependencyIds === undefined ? row.unmetPrerequisites === 1 : checkDependencies(row, input.dependencyIds);
+      const intervals =
+        input.actualIntervals === undefined ? undefined : validatedIntervals(principal, taskId, input.actualIntervals, now);
+
+      const status = input.status ?? row.status;
+      let startedAt = row.startedAt;
+      let completedAt = row.completedAt;
+      if (input.startedAt === null) {
+        const intervalsAfter =
+          intervals === undefined ? writes.intervalCount(taskId) : writes.intervalCount(taskId) + intervals.length;
+        // Established tracking stays: only a Ready task without any recorded work can forget its start.
+        if (status !== 'Ready' || intervalsAfter > 0) {
+          throw new ServiceError('invalid_field', 'startedAt can only be cleared on a Ready task without actual intervals');
+        }
+        startedAt = null;
+      } else if (input.startedAt !== undefined) {
+        startedAt = localInput(input.startedAt, 'startedAt');
+        if (localToEpochMs(startedAt) > now) throw new ServiceError('invalid_field', 'startedAt is in the future');
+        if (completedAt !== null && localToEpochMs(startedAt) > localToEpochMs(completedAt)) {
+          throw new ServiceError('invalid_field', 'startedAt is after completedAt');
+        }
+      }
+      if (status !== row.status) {
+        // Blocking is judged on the task as this PATCH leaves it (new prerequisites, waiting flag).
+        const blocked = unmetPrerequisites || row.humanBlocker === 1 || isWaiting;
+        if (status === 'InProgress' && row.status === 'Ready') {
+          if (blocked) throw new ServiceError('task_blocked');
+          startedAt ??= nowLocal;
+        }
+        if (status === 'Done') {
+          if (row.humanBlocker === 1) throw new ServiceError('task_blocked', 'outstanding human blocker');
+          if (unmetPrerequisites) throw new ServiceError('dependency_conflict', 'a prerequisite is not Done');
+          completedAt = nowLocal;
+        }
+      }
+
+      let estimatedMinutes = input.estimatedMinutes ?? row.estimatedMinutes;
+      if (input.estimatedMinutes === undefined && input.remainingMinutes !== undefined) {
+        estimatedMinutes = elapsedPlannedMinutes(calendars.calendarOf(resourceId), startedAt, now) + input.remainingMinutes;
+        if (estimatedMinutes > MAX_MINUTES) throw new ServiceError('invalid_field', 'estimatedMinutes would exceed 1000000');
+      }
+
+      writes.update({
+        id: taskId,
+        title,
+        description: input.description === undefined ? row.description : input.description,
+        status,
+        sequence: input.sequence ?? row.sequence,
+        estimatedMinutes,
+        startedAt,
+        completedAt,
+        earliestStart,
+        releaseDate,
+        isWaiting: isWaiting ? 1 : 0,
+        resourceMode: input.resourceMode ?? row.resourceMode,
+      });
+      if (input.dependencyIds !== undefined) writes.replaceDependencies(taskId, input.dependencyIds);
+      if (intervals !== undefined) writes.replaceOwnIntervals(taskId, resourceId, intervals);
+      return {
+        status: 204,
+        changed: true,
+        ...(input.remainingMinutes === undefined ? {} : { headers: { warning: REMAINING_MINUTES_WARNING } }),
+      };
+    },
+
+    /** PUT actual-effort: replaces exactly the caller's intervals; allowed on Done tasks. */
+    replaceEffort(principal: Principal, taskId: number, input: ActualEffortInput, now: number): MutationOutcome {
+      existing(taskId, now);
+      const intervals = validatedIntervals(principal, taskId, input.actualIntervals, now);
+      writes.replaceOwnIntervals(taskId, resourceOf(principal), intervals);
+      return { status: 204, changed: true };
+    },
+
+    /** POST notes: appends; allowed on Done tasks. */
+    appendNote(principal: Principal, taskId: number, input: NoteCreateInput, now: number): MutationOutcome {
+      existing(taskId, now);
+      writes.insertNote(taskId, principal.clientId, resourceOf(principal), nonblank(input.text, 'text'), now);
+      return { status: 204, changed: true };
+    },
+  };
+}
+
+export type TaskWrites = ReturnType<typeof taskWrites>;

@@ -1,0 +1,65 @@
+import type { ClaimUseCases } from '../domain/claims.js';
+import { identityView } from '../domain/identity.js';
+import type { MutationOutcome, MutationRunner } from '../domain/mutations.js';
+import type { TaskReads } from '../domain/tasks/read.js';
+import type { TaskWrites } from '../domain/tasks/write.js';
+import type {
+  ActualEffortInput, ClaimRequestInput, NoteCreateInput, TaskPatchInput,
+} from '../schemas/requests.js';
+import { ifNoneMatchHits } from './conditional.js';
+import { jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
+
+export interface HandlerDependencies {
+  readonly tasks: TaskReads;
+  readonly writes: TaskWrites;
+  readonly claims: ClaimUseCases;
+  readonly mutations: MutationRunner;
+}
+
+/**
+ * The validated body of a request. The pipeline has checked it against the operation's schema,
+ * so the cast only names the type the schema guarantees.
+ */
+function bodyOf<T>(context: OperationContext): T {
+  return context.body?.value as T;
+}
+
+/** Binds each operation id to its use case. */
+export function operationHandlers(deps: HandlerDependencies): Map<string, OperationHandler> {
+  const { tasks, writes, claims, mutations } = deps;
+
+  const write = (apply: (context: OperationContext) => MutationOutcome): OperationHandler => (context) =>
+    mutations.run(
+      {
+        principal: context.principal,
+        operation: context.operation,
+        method: context.method,
+        path: context.path,
+        id: context.id,
+        now: context.now,
+        headers: context.headers,
+        canonicalBody: context.body?.canonical ?? '',
+      },
+      () => apply(context),
+    );
+
+  return new Map<string, OperationHandler>([
+    ['getIdentity', ({ principal }) => jsonResponse(200, identityView(principal))],
+    ['listAvailableTasks', ({ principal, now }) => jsonResponse(200, tasks.listAvailable(principal, now))],
+    ['listWaitingTasks', ({ principal, now }) => jsonResponse(200, tasks.listWaiting(principal, now))],
+    [
+      'getTask',
+      ({ principal, id, now, headers }) => {
+        const task = tasks.getTask(principal, id, now);
+        if (ifNoneMatchHits(headers.get('if-none-match'), task.etag)) return { status: 304, headers: { etag: task.etag } };
+        return jsonResponse(200, task, { etag: task.etag });
+      },
+    ],
+    ['patchTask', write((c) => writes.patch(c.principal, c.id, bodyOf<TaskPatchInput>(c), c.now))],
+    ['replaceActualEffort', write((c) => writes.replaceEffort(c.principal, c.id, bodyOf<ActualEffortInput>(c), c.now))],
+    ['appendNote', write((c) => writes.appendNote(c.principal, c.id, bodyOf<NoteCreateInput>(c), c.now))],
+    ['claimTask', write((c) => claims.claim(c.principal, c.id, c.now))],
+    ['renewClaim', write((c) => claims.renew(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
+    ['releaseClaim', write((c) => claims.release(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
+  ]);
+}

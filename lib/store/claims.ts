@@ -1,0 +1,34 @@
+import type { Db } from './open.js';
+
+export interface LeaseRow {
+  id: number;
+  taskId: number;
+  clientId: number;
+  token: string;
+  expiresUtc: number;
+  releasedUtc: number | null;
+}
+
+const LEASE_COLUMNS = `id, task_id AS taskId, client_id AS clientId, token, expires_utc AS expiresUtc, released_utc AS releasedUtc`;
+
+/** Task leases. A lease is live while it is unreleased and unexpired. */
+export function claimStatements(db: Db) {
+  const live = db.prepare<[{ taskId: number; now: number }], LeaseRow>(`
+    SELECT ${LEASE_COLUMNS} FROM claims
+     WHERE task_id = @taskId AND released_utc IS NULL AND expires_utc > @now ORDER BY id DESC LIMIT 1`);
+  const byToken = db.prepare<[string], LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM claims WHERE token = ?`);
+  const insert = db.prepare(`INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc)
+    VALUES (@taskId, @clientId, @token, @now, @expiresUtc)`);
+  const extend = db.prepare<[{ id: number; expiresUtc: number }]>('UPDATE claims SET expires_utc = @expiresUtc WHERE id = @id');
+  const release = db.prepare<[{ id: number; now: number }]>('UPDATE claims SET released_utc = @now WHERE id = @id');
+  return {
+    liveLease: (taskId: number, now: number) => live.get({ taskId, now }),
+    byToken: (token: string) => byToken.get(token),
+    insert: (taskId: number, clientId: number, token: string, now: number, expiresUtc: number) =>
+      insert.run({ taskId, clientId, token, now, expiresUtc }),
+    extend: (id: number, expiresUtc: number) => extend.run({ id, expiresUtc }),
+    release: (id: number, now: number) => release.run({ id, now }),
+  };
+}
+
+export type ClaimStatements = ReturnType<typeof claimStatements>;

@@ -1,0 +1,74 @@
+import type { Db } from './open.js';
+
+export interface TaskUpdate {
+  id: number;
+  title: string;
+  description: string | null;
+  status: 'Ready' | 'InProgress' | 'Done';
+  sequence: number;
+  estimatedMinutes: number;
+  startedAt: string | null;
+  completedAt: string | null;
+  earliestStart: string | null;
+  releaseDate: string | null;
+  isWaiting: number;
+  resourceMode: 'Independent' | 'Collaboration';
+}
+
+export interface IntervalInsert {
+  taskId: number;
+  staffId: number;
+  start: string;
+  end: string;
+  startUtc: number;
+  endUtc: number;
+}
+
+/** Writes on tasks and their child rows; every statement is prepared once. */
+export function taskWriteStatements(db: Db) {
+  const update = db.prepare<[TaskUpdate]>(`
+    UPDATE tasks SET title = @title, description = @description, status = @status, sequence = @sequence,
+           estimated_minutes = @estimatedMinutes, started_at_local = @startedAt, completed_at_local = @completedAt,
+           earliest_start_local = @earliestStart, release_date_local = @releaseDate, is_waiting = @isWaiting,
+           resource_mode = @resourceMode
+     WHERE id = @id`);
+  const tasksAmong = db.prepare<[{ ids: string }], { id: number; organisationId: number; status: string }>(`
+    SELECT id, organisation_id AS organisationId, status FROM tasks WHERE id IN (SELECT value FROM json_each(@ids))`);
+  // A cycle appears exactly when the task is reachable from one of its new prerequisites.
+  // UNION (not UNION ALL) visits each task once, so long chains stay linear.
+  const reachable = db.prepare<[{ ids: string; taskId: number }], { found: number }>(`
+    WITH RECURSIVE reach (id) AS (
+      SELECT value FROM json_each(@ids)
+      UNION SELECT d.prerequisite_id FROM task_dependencies d JOIN reach r ON d.task_id = r.id)
+    SELECT 1 AS found FROM reach WHERE id = @taskId LIMIT 1`);
+  const clearDependencies = db.prepare<[number]>('DELETE FROM task_dependencies WHERE task_id = ?');
+  const insertDependencies = db.prepare<[{ taskId: number; ids: string }]>(`
+    INSERT INTO task_dependencies (task_id, prerequisite_id) SELECT @taskId, value FROM json_each(@ids)`);
+  const intervalCount = db.prepare<[number], { count: number }>('SELECT count(*) AS count FROM actual_intervals WHERE task_id = ?');
+  const clearOwnIntervals = db.prepare<[{ taskId: number; staffId: number }]>(
+    'DELETE FROM actual_intervals WHERE task_id = @taskId AND staff_id = @staffId');
+  const insertInterval = db.prepare<[IntervalInsert]>(`
+    INSERT INTO actual_intervals (task_id, staff_id, start_local, end_local, start_utc, end_utc)
+    VALUES (@taskId, @staffId, @start, @end, @startUtc, @endUtc)`);
+  const insertNote = db.prepare<[{ taskId: number; clientId: number; staffId: number; text: string; now: number }]>(`
+    INSERT INTO notes (task_id, client_id, staff_id, text, created_utc) VALUES (@taskId, @clientId, @staffId, @text, @now)`);
+
+  return {
+    update: (task: TaskUpdate) => update.run(task),
+    tasksAmong: (ids: readonly number[]) => tasksAmong.all({ ids: JSON.stringify(ids) }),
+    reaches: (fromIds: readonly number[], taskId: number) => reachable.get({ ids: JSON.stringify(fromIds), taskId }) !== undefined,
+    replaceDependencies(taskId: number, ids: readonly number[]): void {
+      clearDependencies.run(taskId);
+      insertDependencies.run({ taskId, ids: JSON.stringify(ids) });
+    },
+    intervalCount: (taskId: number) => intervalCount.get(taskId)?.count ?? 0,
+    replaceOwnIntervals(taskId: number, staffId: number, intervals: readonly IntervalInsert[]): void {
+      clearOwnIntervals.run({ taskId, staffId });
+      for (const interval of intervals) insertInterval.run(interval);
+    },
+    insertNote: (taskId: number, clientId: number, staffId: number, text: string, now: number) =>
+      insertNote.run({ taskId, clientId, staffId, text, now }),
+  };
+}
+
+export type TaskWriteStatements = ReturnType<typeof taskWriteStatements>;
