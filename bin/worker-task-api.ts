@@ -1,0 +1,460 @@
+#!/usr/bin/env node
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP, type AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { ClientSummary } from '../lib/admin/clients.js';
+import { SCOPES } from '../lib/auth/scopes.js';
+import type { LoadSummary } from '../lib/fixtures/load.js';
+import type { Db } from '../lib/store/open.js';
+
+// The library (schemas compiled at load, SQLite) is imported only once the command line has been
+// parsed, so --help and usage errors answer at once.
+
+const USAGE = `Usage: worker-task-api <command> [options]
+
+Commands:
+  serve [--db FILE] [--host H] [--port N] [--fixture FILE] [--source KEY=BASEURL]...
+        [--rate-limit N] [--demo] [--tls-cert FILE --tls-key FILE]
+      Serve the API; prints "listening on http://HOST:PORT" once it accepts connections,
+      logs one JSON line per request to stderr, stops cleanly on SIGTERM and SIGINT.
+  load FIXTURE [--db FILE]
+      Validate a fixture file and load it (a bad fixture changes nothing).
+  client create --org ID --name NAME --sponsor STAFF_ID [--resource STAFF_ID]
+                --scope S [--scope S]... [--db FILE]
+  client rotate ID [--db FILE]
+  client revoke ID [--db FILE]
+  client list [--db FILE]
+      Manage API clients. A created or rotated token is printed once; only its hash is stored.
+
+Options:
+  --db FILE             SQLite database (default ./data/worker-task-api.sqlite)  [env WTA_DB]
+  --host H              address to bind (default 127.0.0.1)                      [env WTA_HOST]
+  --port N              port, 0 for any free one (default 8080)                  [env WTA_PORT]
+  --fixture FILE        load this fixture before serving
+  --source KEY=BASEURL  a linked-source provider (repeatable)
+  --rate-limit N        requests per client per 60-second window (default 120)   [env WTA_RATE_LIMIT]
+  --demo                load the bundled demo fixture into an empty database and print how to call it
+  --tls-cert FILE       PEM certificate; with --tls-key, serve HTTPS             [env WTA_TLS_CERT]
+  --tls-key FILE        PEM private key                                          [env WTA_TLS_KEY]
+  -h, --help            show this help
+
+Scopes: ${SCOPES.join(', ')}
+`;
+
+const DEFAULT_DB = './data/worker-task-api.sqlite';
+const INT32_MAX = 2147483647;
+
+/** Bad command line: usage on stderr, exit 2. */
+class UsageError extends Error {}
+
+/** Expected operational failure: `error: ...` on stderr, exit 1. */
+class CommandError extends Error {}
+
+function env(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function err(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function parseInteger(text: string, what: string, min: number, max: number): number {
+  if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`${what} must be an integer from ${min} to ${max}, got "${text}"`);
+  }
+  return Number(text);
+}
+
+function parseId(text: string | undefined, what: string): number {
+  if (text === undefined) throw new UsageError(`${what} is required`);
+  return parseInteger(text, what, 1, INT32_MAX);
+}
+
+function parseSources(specs: readonly string[]): Map<string, URL> {
+  const sources = new Map<string, URL>();
+  for (const spec of specs) {
+    const at = spec.indexOf('=');
+    const key = at === -1 ? '' : spec.slice(0, at);
+    const base = at === -1 ? '' : spec.slice(at + 1);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(key)) throw new UsageError(`--source must be KEY=BASEURL, got "${spec}"`);
+    if (sources.has(key)) throw new UsageError(`--source ${key} given twice`);
+    let url: URL;
+    try {
+      url = new URL(base);
+    } catch {
+      throw new UsageError(`--source ${key}: "${base}" is not an absolute URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--source ${key}: the base URL must be http or https`);
+    sources.set(key, url);
+  }
+  return sources;
+}
+
+/** Opens the database the CLI owns, creating the directory of a file database first. */
+async function openDb(dbOption: string | undefined): Promise<Db> {
+  const path = dbOption ?? env('WTA_DB') ?? DEFAULT_DB;
+  const { openDatabase } = await import('../lib/store/open.js');
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+    return openDatabase(path).db;
+  } catch (error) {
+    throw new CommandError(`cannot open database ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function summaryLine(summary: LoadSummary): string {
+  return (
+    `loaded ${summary.organisations} organisations, ${summary.staff} staff, ${summary.clients} clients, ` +
+    `${summary.projects} projects, ${summary.tasks} tasks, ${summary.claims} claims`
+  );
+}
+
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^(::ffff:)?127\./.test(bare);
+}
+
+function urlHost(host: string): string {
+  return isIP(host) === 6 ? `[${host}]` : host;
+}
+
+/** The demo client with a resource, as listed in the bundled fixture. */
+function demoAgentToken(path: string): string | undefined {
+  const fixture = JSON.parse(readFileSync(path, 'utf8')) as { clients?: { token?: unknown; resourceId?: unknown }[] };
+  const agent = fixture.clients?.find((client) => client.resourceId !== null && typeof client.token === 'string');
+  return typeof agent?.token === 'string' ? agent.token : undefined;
+}
+
+function readPem(path: string, flag: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch {
+    throw new CommandError(`cannot read ${flag} ${path}`);
+  }
+}
+
+async function serve(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      db: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      fixture: { type: 'string' },
+      source: { type: 'string', multiple: true },
+      'rate-limit': { type: 'string' },
+      demo: { type: 'boolean' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const host = values.host ?? env('WTA_HOST') ?? '127.0.0.1';
+  const port = parseInteger(values.port ?? env('WTA_PORT') ?? '8080', '--port', 0, 65535);
+  const rateLimitText = values['rate-limit'] ?? env('WTA_RATE_LIMIT');
+  const rateLimit = rateLimitText === undefined ? undefined : parseInteger(rateLimitText, '--rate-limit', 1, 1e9);
+  // sources wired in by the linked-sources feature: validated now so a bad flag fails early.
+  parseSources(values.source ?? []);
+  const certPath = values['tls-cert'] ?? env('WTA_TLS_CERT');
+  const keyPath = values['tls-key'] ?? env('WTA_TLS_KEY');
+  if ((certPath === undefined) !== (keyPath === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  const tls =
+    certPath === undefined || keyPath === undefined
+      ? undefined
+      : { cert: readPem(certPath, '--tls-cert'), key: readPem(keyPath, '--tls-key') };
+
+  const [{ createNodeServer }, { hashToken }, { loadFixtureFile }, { createService }, { packageFile }] = await Promise.all([
+    import('../adapters/node-http.js'),
+    import('../lib/auth/token.js'),
+    import('../lib/fixtures/load.js'),
+    import('../lib/service.js'),
+    import('../lib/store/package-files.js'),
+  ]);
+  const db = await openDb(values.db);
+  let demoToken: string | undefined;
+  try {
+    if (values.fixture !== undefined) loadFixtureFile(db, values.fixture);
+    if (values.demo === true) {
+      const demoPath = packageFile('fixtures/demo.json');
+      // Only an empty database gets the demo, so a restart keeps what the user changed.
+      const organisations = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0;
+      if (organisations === 0) err(`demo: ${summaryLine(loadFixtureFile(db, demoPath))}`);
+      const token = demoAgentToken(demoPath);
+      const active = token === undefined ? undefined : db.prepare<[string], { id: number }>(
+        'SELECT id FROM api_clients WHERE token_hash = ? AND is_active = 1',
+      ).get(hashToken(token));
+      if (active === undefined) err('demo: the database already holds other data; the demo token does not work in it');
+      else demoToken = token;
+    }
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+
+  const service = createService({ db, ...(rateLimit === undefined ? {} : { rateLimit }) });
+  const server = createNodeServer(service, tls === undefined ? {} : { tls });
+  const scheme = tls === undefined ? 'http' : 'https';
+
+  const logRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    res.once('finish', () => {
+      const url = req.url ?? '';
+      const queryAt = url.indexOf('?');
+      const traceId = res.getHeader('x-trace-id');
+      err(JSON.stringify({
+        time: new Date().toISOString(),
+        level: 'info',
+        method: req.method,
+        path: queryAt === -1 ? url : url.slice(0, queryAt),
+        status: res.statusCode,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        traceId: typeof traceId === 'string' ? traceId : null,
+      }));
+    });
+  };
+  server.on('request', logRequest);
+  server.on('checkContinue', logRequest);
+
+  let stopping = false;
+  const shutDown = (): void => {
+    service.close();
+    if (db.open) db.close();
+  };
+  server.once('error', (error: Error) => {
+    err(`error: cannot listen on ${urlHost(host)}:${port}: ${error.message}`);
+    shutDown();
+    process.exitCode = 1;
+  });
+
+  server.listen(port, host, () => {
+    const address = server.address() as AddressInfo;
+    out(`listening on ${scheme}://${urlHost(host)}:${address.port}`);
+    if (tls === undefined && !isLoopback(host)) {
+      err(`warning: serving plain HTTP on ${host}; bearer tokens cross the network unencrypted. Use --tls-cert and --tls-key, or a TLS-terminating proxy.`);
+    }
+    if (demoToken !== undefined) {
+      const callHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : urlHost(host);
+      const base = `${scheme}://${callHost}:${address.port}/api/v1`;
+      out('');
+      out('Demo agent "ada-bot" is ready. Try:');
+      out(`  curl -H 'Authorization: Bearer ${demoToken}' ${base}/identity`);
+      out(`  curl -H 'Authorization: Bearer ${demoToken}' ${base}/tasks/available`);
+    }
+  });
+
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      // A second signal: stop waiting for slow clients.
+      server.closeAllConnections();
+      return;
+    }
+    stopping = true;
+    err(JSON.stringify({ time: new Date().toISOString(), level: 'info', message: 'stopping', signal }));
+    server.close(() => {
+      shutDown();
+      process.exitCode = 0;
+    });
+    server.closeIdleConnections();
+    // Keep-alive connections that stay busy get 10 s to finish before they are cut.
+    setTimeout(() => server.closeAllConnections(), 10_000).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function load(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: true,
+    options: { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const [fixture, ...extra] = positionals;
+  if (fixture === undefined) throw new UsageError('load needs a FIXTURE file');
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
+  const { loadFixtureFile } = await import('../lib/fixtures/load.js');
+  const db = await openDb(values.db);
+  try {
+    out(summaryLine(loadFixtureFile(db, fixture)));
+  } finally {
+    db.close();
+  }
+}
+
+function clientLine(client: ClientSummary): string {
+  return [
+    `id=${client.id}`,
+    `org=${client.organisationId}`,
+    `name=${JSON.stringify(client.name)}`,
+    `sponsor=${client.sponsorId}`,
+    `resource=${client.resourceId ?? 'none'}`,
+    `active=${client.isActive ? 'yes' : 'no'}`,
+    `scopes=${client.scopes.join(',')}`,
+  ].join(' ');
+}
+
+function printToken(token: string): void {
+  out(`token: ${token}`);
+  out('This token is shown only once and cannot be recovered (only its hash is stored); keep it now.');
+}
+
+async function client(args: string[]): Promise<void> {
+  const [action, ...rest] = args;
+  if (action === undefined) throw new UsageError('client needs an action: create, rotate, revoke or list');
+  if (action === '--help' || action === '-h') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const { values, positionals } = parseArgs({
+    args: rest,
+    strict: true,
+    allowPositionals: true,
+    options:
+      action === 'create'
+        ? {
+            db: { type: 'string' },
+            org: { type: 'string' },
+            name: { type: 'string' },
+            sponsor: { type: 'string' },
+            resource: { type: 'string' },
+            scope: { type: 'string', multiple: true },
+            help: { type: 'boolean', short: 'h' },
+          }
+        : { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const { adminClients } = await import('../lib/admin/clients.js');
+  const str = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  switch (action) {
+    case 'create': {
+      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`);
+      const organisationId = parseId(str('org'), '--org');
+      const name = str('name');
+      if (name === undefined) throw new UsageError('--name is required');
+      const sponsorId = parseId(str('sponsor'), '--sponsor');
+      const resourceText = str('resource');
+      const resourceId = resourceText === undefined ? null : parseId(resourceText, '--resource');
+      const scopes = values['scope'];
+      if (!Array.isArray(scopes) || scopes.length === 0) throw new UsageError('at least one --scope is required');
+      const db = await openDb(str('db'));
+      try {
+        const created = adminClients(db).create({
+          organisationId,
+          name,
+          sponsorId,
+          resourceId,
+          scopes: scopes.filter((scope): scope is string => typeof scope === 'string'),
+        });
+        out(`created client ${clientLine(created.client)}`);
+        printToken(created.token);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    case 'rotate':
+    case 'revoke': {
+      const [idText, ...extra] = positionals;
+      if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
+      const id = parseId(idText, `client ${action} ID`);
+      const db = await openDb(str('db'));
+      try {
+        const admin = adminClients(db);
+        if (action === 'rotate') {
+          const rotated = admin.rotate(id);
+          out(`rotated client ${clientLine(rotated.client)}; the old token no longer works`);
+          printToken(rotated.token);
+        } else {
+          const revoked = admin.revoke(id);
+          out(`${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`);
+        }
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    case 'list': {
+      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`);
+      const db = await openDb(str('db'));
+      try {
+        for (const summary of adminClients(db).list()) out(clientLine(summary));
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    default:
+      throw new UsageError(`unknown client action "${action}"`);
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case undefined:
+      process.stdout.write(USAGE);
+      process.exitCode = 2;
+      return;
+    case '--help':
+    case '-h':
+    case 'help':
+      process.stdout.write(USAGE);
+      return;
+    case 'serve':
+      return serve(args);
+    case 'load':
+      return load(args);
+    case 'client':
+      return client(args);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+function isParseArgsError(error: unknown): error is Error {
+  return error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS');
+}
+
+main(process.argv.slice(2)).catch(async (error: unknown) => {
+  if (error instanceof UsageError || isParseArgsError(error)) {
+    err(`error: ${error.message}\n`);
+    process.stderr.write(USAGE);
+    process.exitCode = 2;
+    return;
+  }
+  // Already loaded when they can have been thrown.
+  const [{ FixtureError }, { AdminError }] = await Promise.all([import('../lib/fixtures/load.js'), import('../lib/admin/clients.js')]);
+  if (error instanceof FixtureError) {
+    err(`fixture error: ${error.message}`);
+  } else if (error instanceof AdminError || error instanceof CommandError) {
+    err(`error: ${error.message}`);
+  } else {
+    err(`error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  process.exitCode = 1;
+});

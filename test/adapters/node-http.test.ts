@@ -1,0 +1,197 @@
+import t from 'tap';
+import { connect, type AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createNodeServer, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
+import type { ServiceRequest, ServiceResponse } from '../../lib/http/types.js';
+import { createService } from '../../lib/service.js';
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+const LIMIT = 131072;
+
+/** Listens on 127.0.0.1, port 0; the server is torn down with the test. */
+async function listen(tt: Test, service: Handler, options?: NodeServerOptions): Promise<{ server: Server; base: string; port: number }> {
+  const server = createNodeServer(service, options);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  const { port } = server.address() as AddressInfo;
+  return { server, base: `http://127.0.0.1:${port}`, port };
+}
+
+/** Records what reached handle() and answers from the real service. */
+function recording(inner: Handler): Handler & { seen: ServiceRequest[] } {
+  const seen: ServiceRequest[] = [];
+  return {
+    seen,
+    handle(request) {
+      seen.push(request);
+      return inner.handle(request);
+    },
+  };
+}
+
+/**
+ * Writes raw bytes and returns everything the server sent until it closed the connection. A
+ * reset after the answer (the server stops reading an oversized body) still counts as closed.
+ */
+function raw(port: number, chunks: readonly (string | Buffer)[]): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(Buffer.concat(received).toString('latin1')));
+    for (const chunk of chunks) socket.write(chunk);
+  });
+}
+
+function statusOf(response: string): number {
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
+}
+
+t.test('a body declared over 131072 bytes by content-length is answered 413 without being read', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const recorder = recording(service);
+  const { port } = await listen(tt, recorder);
+
+  // Only the head is sent: the server must answer without waiting for the 200000 bytes. (The
+  // size check follows routing, so the request uses a route and method that exist.)
+  const response = await raw(port, [
+    `GET /api/v1/identity HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 68928}\r\n\r\n{"a":`,
+  ]);
+  tt.equal(statusOf(response), 413, '413 request_too_large');
+  tt.match(response, /\r\nconnection: close\r\n/i, 'the connection is closed after the answer');
+  tt.match(response, /"code":"request_too_large"/);
+  tt.equal(recorder.seen.length, 1);
+  tt.equal(recorder.seen[0]?.body, undefined, 'handle() got no body');
+});
+
+t.test('a chunked body over 131072 bytes is answered 413 after at most one byte over the limit', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const recorder = recording(service);
+  const { port } = await listen(tt, recorder);
+
+  const piece = Buffer.alloc(16384, 0x20);
+  const chunks: (string | Buffer)[] = [
+    'GET /api/v1/identity HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+  ];
+  for (let index = 0; index < 9; index += 1) chunks.push(`${piece.length.toString(16)}\r\n`, piece, '\r\n');
+  chunks.push('0\r\n\r\n');
+  const response = await raw(port, chunks);
+
+  tt.equal(statusOf(response), 413);
+  tt.match(response, /"code":"request_too_large"/);
+  const body = recorder.seen[0]?.body;
+  tt.ok(body instanceof Uint8Array, 'handle() got the bytes collected so far');
+  tt.equal(body instanceof Uint8Array ? body.byteLength : 0, LIMIT + 1, 'collection stopped one byte over the limit');
+});
+
+t.test('a body within the limit reaches handle() whole, with method, url and headers', async (tt) => {
+  const recorder = recording({ handle: () => ({ status: 204, headers: {} }) });
+  const { base } = await listen(tt, recorder);
+  const payload = JSON.stringify({ text: 'x'.repeat(LIMIT - '{"text":""}'.length) });
+  tt.equal(Buffer.byteLength(payload), LIMIT, 'exactly at the limit');
+
+  const response = await fetch(`${base}/api/v1/tasks/7?x=1`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json', 'x-extra': 'yes' },
+    body: payload,
+  });
+  tt.equal(response.status, 204);
+  const request = recorder.seen[0];
+  tt.equal(request?.method, 'PATCH');
+  tt.equal(request?.url, '/api/v1/tasks/7?x=1');
+  tt.equal(request?.headers['x-extra'], 'yes');
+  const body = request?.body;
+  tt.equal(body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : body, payload);
+});
+
+t.test('status, headers and body of the service response pass through', async (tt) => {
+  const { base, port } = await listen(tt, {
+    handle: (request): ServiceResponse =>
+      request.url === '/not-modified'
+        ? { status: 304, headers: { etag: '"v1"' }, body: 'must not be sent' }
+        : { status: 201, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-trace-id': 'abc' }, body: 'héllo' },
+  });
+
+  const created = await fetch(`${base}/anything`);
+  tt.equal(created.status, 201);
+  tt.equal(created.headers.get('x-trace-id'), 'abc');
+  tt.equal(created.headers.get('content-type'), 'text/plain; charset=utf-8');
+  tt.equal(created.headers.get('content-length'), '6', 'length in bytes, not characters');
+  tt.equal(await created.text(), 'héllo');
+
+  const notModified = await raw(port, [
+    'GET /not-modified HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+  ]);
+  tt.equal(statusOf(notModified), 304);
+  tt.match(notModified, /\r\netag: "v1"\r\n/i);
+  tt.notMatch(notModified, /must not be sent/, 'a 304 has no body');
+});
+
+t.test('an asynchronous answer is written, and a failing service answers 500 without stopping the server', async (tt) => {
+  let calls = 0;
+  const { base } = await listen(tt, {
+    handle(request) {
+      calls += 1;
+      if (request.url === '/throw') throw new Error('boom');
+      if (request.url === '/reject') return Promise.reject(new Error('boom'));
+      return Promise.resolve({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
+    },
+  });
+
+  const thrown = await fetch(`${base}/throw`);
+  tt.equal(thrown.status, 500);
+  const problem = (await thrown.json()) as Record<string, unknown>;
+  tt.equal(problem['code'], 'internal_error');
+  tt.match(String(problem['traceId']), /^[0-9a-f]{32}$/);
+  tt.notMatch(JSON.stringify(problem), /boom/, 'nothing of the error leaks');
+
+  tt.equal((await fetch(`${base}/reject`)).status, 500);
+  const ok = await fetch(`${base}/fine`);
+  tt.equal(ok.status, 200);
+  tt.same(await ok.json(), { ok: true });
+  tt.equal(calls, 3);
+});
+
+t.test('a client that disconnects in the middle of a body does not take the server down', async (tt) => {
+  const recorder = recording({ handle: () => ({ status: 204, headers: {} }) });
+  const { port, base } = await listen(tt, recorder);
+  await new Promise<void>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write('POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nonly part of it');
+      socket.destroy();
+      resolve();
+    });
+    socket.on('error', () => undefined);
+  });
+  const after = await fetch(`${base}/still-up`);
+  tt.equal(after.status, 204);
+  tt.same(recorder.seen.map((request) => request.url), ['/still-up'], 'the cut-off request never reached handle()');
+});
+
+t.test('prefix mounting serves /app/api/v1/openapi.json and nothing outside the prefix', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const { base } = await listen(tt, service, { prefix: '/app' });
+
+  const mounted = await fetch(`${base}/app/api/v1/openapi.json`);
+  tt.equal(mounted.status, 200);
+  tt.match(mounted.headers.get('content-type') ?? '', /^application\/json/);
+  const document = (await mounted.json()) as Record<string, unknown>;
+  tt.match(String(document['openapi']), /^3\./);
+
+  for (const outside of ['/api/v1/openapi.json', '/apple/api/v1/openapi.json']) {
+    const response = await fetch(`${base}${outside}`);
+    tt.equal(response.status, 404, `${outside} is outside the mount`);
+    tt.equal(((await response.json()) as Record<string, unknown>)['code'], 'route_not_found');
+  }
+});

@@ -1,0 +1,273 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { adminClients } from '../lib/admin/clients.js';
+import { hashToken } from '../lib/auth/token.js';
+import { loadFixtureFile } from '../lib/fixtures/load.js';
+import { createService } from '../lib/service.js';
+import { openDatabase } from '../lib/store/open.js';
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DEMO = join(ROOT, 'fixtures', 'demo.json');
+const DEMO_AGENT = 'wta_demo_ada_3f9c2b7e8d1a4c6b';
+const DEMO_DIRECTORY = 'wta_demo_directory_5e1d7a2c9b';
+const LISTENING = /^listening on http:\/\/127\.0\.0\.1:(\d+)$/m;
+
+/**
+ * The parent's environment without WTA_* settings (they would change what the CLI does) and
+ * without tap's process tracking, which roughly doubles a child's start-up time.
+ */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(WTA_|TAP|_TAPJS_|NODE_OPTIONS$)/.test(name)),
+  );
+}
+
+function start(args: readonly string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'bin/worker-task-api.ts', ...args], {
+    cwd: ROOT,
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+interface Output {
+  stdout: string;
+  stderr: string;
+}
+
+/** Accumulates a child's output and lets a test wait for a pattern in it (no sleeping). */
+function watch(child: ChildProcess): Output & { waitFor(stream: keyof Output, pattern: RegExp): Promise<RegExpExecArray> } {
+  const output: Output = { stdout: '', stderr: '' };
+  const waiters: { stream: keyof Output; pattern: RegExp; resolve(match: RegExpExecArray): void; reject(error: Error): void }[] = [];
+  const check = (): void => {
+    for (const waiter of [...waiters]) {
+      const match = waiter.pattern.exec(output[waiter.stream]);
+      if (match !== null) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(match);
+      }
+    }
+  };
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stdout += chunk;
+    check();
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stderr += chunk;
+    check();
+  });
+  // 'close' comes after the pipes have delivered everything.
+  child.on('close', () => {
+    check();
+    for (const waiter of waiters.splice(0)) {
+      waiter.reject(new Error(`exited before ${waiter.stream} matched ${String(waiter.pattern)}\n${output.stdout}\n${output.stderr}`));
+    }
+  });
+  return Object.assign(output, {
+    waitFor(stream: keyof Output, pattern: RegExp): Promise<RegExpExecArray> {
+      return new Promise<RegExpExecArray>((resolve, reject) => {
+        waiters.push({ stream, pattern, resolve, reject });
+        check();
+      });
+    },
+  });
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+/** Runs a command to completion. */
+async function run(args: readonly string[]): Promise<Output & { code: number | null }> {
+  const child = start(args);
+  const output = watch(child);
+  const { code } = await exited(child);
+  return { code, stdout: output.stdout, stderr: output.stderr };
+}
+
+/** Starts `serve` and resolves once it prints its listening line; killed at teardown. */
+async function serve(tt: Test, args: readonly string[]) {
+  const child = start(['serve', '--port', '0', ...args]);
+  tt.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const output = watch(child);
+  const match = await output.waitFor('stdout', LISTENING);
+  return { child, output, base: `http://127.0.0.1:${match[1] ?? ''}` };
+}
+
+/** A file database holding the demo fixture, loaded in-process. */
+function demoDatabase(tt: Test): string {
+  const path = join(tt.testdir(), 'demo.sqlite');
+  const { db } = openDatabase(path);
+  loadFixtureFile(db, DEMO);
+  db.close();
+  return path;
+}
+
+async function identityStatus(dbPath: string, token: string): Promise<number> {
+  const service = createService({ db: dbPath });
+  try {
+    const response = await service.handle({ method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${token}` } });
+    return response.status;
+  } finally {
+    service.close();
+  }
+}
+
+// Each test spawns its own CLI (start-up dominates), so they run side by side.
+t.jobs = 4;
+
+t.test('serve prints "listening on http://127.0.0.1:PORT" and answers /api/v1/identity with the demo token', async (tt) => {
+  const db = join(tt.testdir(), 'served.sqlite');
+  const { output, base } = await serve(tt, ['--demo', '--db', db]);
+  await output.waitFor('stdout', /\/api\/v1\/tasks\/available$/m);
+  tt.match(output.stdout, `curl -H 'Authorization: Bearer ${DEMO_AGENT}' ${base}/api/v1/identity`, 'prints a ready-to-paste call');
+
+  const response = await fetch(`${base}/api/v1/identity?probe=1`, { headers: { authorization: `Bearer ${DEMO_AGENT}` } });
+  const traceId = response.headers.get('x-trace-id') ?? '';
+  const problem = (await response.json()) as Record<string, unknown>;
+  tt.equal(response.status, 400, 'an unknown query parameter still reaches the service');
+  tt.equal(problem['code'], 'validation_failed');
+  const ok = await fetch(`${base}/api/v1/identity`, { headers: { authorization: `Bearer ${DEMO_AGENT}` } });
+  tt.equal(ok.status, 200);
+  tt.match(await ok.json(), { clientId: 100, clientName: 'ada-bot', resource: { id: 10 } });
+
+  const logged = await output.waitFor('stderr', new RegExp(`^.*"traceId":"${traceId}".*$`, 'm'));
+  const entry = JSON.parse(logged[0]) as Record<string, unknown>;
+  tt.match(entry, { level: 'info', method: 'GET', path: '/api/v1/identity', status: 400, traceId });
+  tt.type(entry['durationMs'], 'number');
+  tt.type(entry['time'], 'string');
+  tt.notMatch(output.stderr, DEMO_AGENT, 'the request log never contains a token');
+});
+
+t.test('serve --demo does not reload the demo into a non-empty database', async (tt) => {
+  const path = demoDatabase(tt);
+  // A change the user made: revoking ada-bot. Reloading the demo would make it active again.
+  const { db } = openDatabase(path);
+  adminClients(db).revoke(100);
+  db.close();
+
+  const { base } = await serve(tt, ['--demo', '--db', path]);
+  const revoked = await fetch(`${base}/api/v1/identity`, { headers: { authorization: `Bearer ${DEMO_AGENT}` } });
+  tt.equal(revoked.status, 401, 'the revoked demo client stays revoked');
+  const other = await fetch(`${base}/api/v1/identity`, { headers: { authorization: `Bearer ${DEMO_DIRECTORY}` } });
+  tt.equal(other.status, 200, 'the rest of the data is still there');
+});
+
+t.test('load rejects a bad fixture naming the path and writes nothing', async (tt) => {
+  const dir = tt.testdir();
+  const fixture = JSON.parse(readFileSync(DEMO, 'utf8')) as { tasks: { assignees: { staffMemberId: number }[] }[] };
+  const assignee = fixture.tasks[2]?.assignees[0];
+  if (assignee !== undefined) assignee.staffMemberId = 999;
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, JSON.stringify(fixture));
+  const dbPath = join(dir, 'load.sqlite');
+
+  const result = await run(['load', bad, '--db', dbPath]);
+  tt.equal(result.code, 1);
+  tt.match(result.stderr, /^fixture error: tasks\[2\]\.assignees\[0\]\.staffMemberId: /m, 'names the offending path');
+  tt.equal(result.stdout, '');
+
+  const db = new Database(dbPath, { readonly: true });
+  tt.teardown(() => db.close());
+  for (const table of ['organisations', 'staff', 'api_clients', 'projects', 'tasks']) {
+    tt.equal((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n, 0, `no ${table} written`);
+  }
+
+  const good = await run(['load', DEMO, '--db', dbPath]);
+  tt.equal(good.code, 0);
+  tt.equal(good.stdout, 'loaded 1 organisations, 3 staff, 2 clients, 2 projects, 7 tasks, 0 claims\n');
+});
+
+t.test('client create prints a wta_ token once and stores only its hash', async (tt) => {
+  const path = demoDatabase(tt);
+  const result = await run([
+    'client', 'create', '--org', '1', '--name', 'cli-bot', '--sponsor', '11', '--resource', '12',
+    '--scope', 'tasks:read', '--scope', 'tasks:notes', '--db', path,
+  ]);
+  tt.equal(result.code, 0, result.stderr);
+  const token = /^token: (wta_[A-Za-z0-9_-]{20,})$/m.exec(result.stdout)?.[1] ?? '';
+  tt.not(token, '', 'prints the token');
+  tt.equal(result.stdout.split(token).length - 1, 1, 'the token appears exactly once');
+  tt.match(result.stdout, /only once/);
+
+  const db = new Database(path, { readonly: true });
+  const rows = db.prepare('SELECT id, token_hash AS hash FROM api_clients').all() as { id: number; hash: string }[];
+  const scopes = db.prepare('SELECT scope FROM api_client_scopes WHERE client_id = 102 ORDER BY scope').pluck().all();
+  db.close();
+  tt.ok(rows.every((row) => !row.hash.includes(token)), 'the token text is in no token_hash');
+  tt.same(rows.find((row) => row.id === 102)?.hash, hashToken(token), 'the stored value is its hash');
+  tt.same(scopes, ['tasks:notes', 'tasks:read']);
+  for (const file of [path, `${path}-wal`]) {
+    if (existsSync(file)) tt.notOk(readFileSync(file).includes(token), `the token is nowhere in ${file.endsWith('-wal') ? 'the WAL' : 'the database file'}`);
+  }
+  tt.equal(await identityStatus(path, token), 200, 'the new token authenticates');
+
+  const refused = await run(['client', 'create', '--org', '1', '--name', 'x', '--sponsor', '10', '--scope', 'tasks:read', '--db', path]);
+  tt.equal(refused.code, 1);
+  tt.match(refused.stderr, /^error: sponsor 10 is not a human$/m);
+});
+
+t.test('client rotate invalidates the old token', async (tt) => {
+  const path = demoDatabase(tt);
+  const result = await run(['client', 'rotate', '100', '--db', path]);
+  tt.equal(result.code, 0, result.stderr);
+  const token = /^token: (wta_\S+)$/m.exec(result.stdout)?.[1] ?? '';
+  tt.not(token, '');
+  tt.equal(await identityStatus(path, DEMO_AGENT), 401, 'the old token is refused');
+  tt.equal(await identityStatus(path, token), 200, 'the new token works');
+});
+
+t.test('client revoke makes the token answer 401', async (tt) => {
+  const path = demoDatabase(tt);
+  tt.equal(await identityStatus(path, DEMO_AGENT), 200);
+  const result = await run(['client', 'revoke', '100', '--db', path]);
+  tt.equal(result.code, 0, result.stderr);
+  tt.equal(await identityStatus(path, DEMO_AGENT), 401);
+  tt.equal(await identityStatus(path, DEMO_DIRECTORY), 200, 'other clients are untouched');
+
+  const listed = await run(['client', 'list', '--db', path]);
+  tt.match(listed.stdout, /^id=100 org=1 name="ada-bot" sponsor=11 resource=10 active=no scopes=tasks:read,/m);
+  tt.notMatch(listed.stdout, hashToken(DEMO_AGENT), 'list shows no hashes');
+});
+
+t.test('SIGTERM stops serve cleanly with exit code 0', async (tt) => {
+  const path = join(tt.testdir(), 'stop.sqlite');
+  const { child, output, base } = await serve(tt, ['--demo', '--db', path]);
+  // A kept-alive connection from fetch must not hold the shutdown up.
+  tt.equal((await fetch(`${base}/api/v1/identity`, { headers: { authorization: `Bearer ${DEMO_AGENT}` } })).status, 200);
+  child.kill('SIGTERM');
+  tt.same(await exited(child), { code: 0, signal: null });
+  tt.notMatch(output.stderr, /error/i);
+  tt.notOk(existsSync(`${path}-wal`), 'the database was closed (its WAL checkpointed away)');
+});
+
+t.test('unknown flag exits 2 with usage', async (tt) => {
+  const unknown = await run(['serve', '--no-such-flag']);
+  tt.equal(unknown.code, 2);
+  tt.match(unknown.stderr, /--no-such-flag/);
+  tt.match(unknown.stderr, /Usage: worker-task-api/);
+  tt.equal(unknown.stdout, '');
+
+  const badSource = await run(['serve', '--source', 'no-equals-sign']);
+  tt.equal(badSource.code, 2);
+  tt.match(badSource.stderr, /--source must be KEY=BASEURL/);
+
+  const none = await run([]);
+  tt.equal(none.code, 2);
+  tt.match(none.stdout, /Usage: worker-task-api/);
+
+  const help = await run(['--help']);
+  tt.equal(help.code, 0);
+  tt.match(help.stdout, /Usage: worker-task-api/);
+});
