@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/authenticate.js';
 import type { RequestHeaders } from '../http/headers.js';
 import type { OperationSpec } from '../http/operations.js';
-import { claimToken, idempotencyKey, taskIfMatch } from '../http/preconditions.js';
+import { claimToken, idempotencyKey, taskIfMatch, type TaskEtag } from '../http/preconditions.js';
 import type { ServiceResponse } from '../http/types.js';
 import type { ClaimStatements } from '../store/claims.js';
 import type { Db } from '../store/open.js';
@@ -64,6 +64,22 @@ export function mutationRunner(deps: MutationDependencies) {
     }
   }
 
+  /**
+   * Step 9: the request's If-Match. Every 412 on a task write carries the task's current ETag
+   * (contract 4), a malformed If-Match included (not only a stale one), so a client can recover
+   * without a re-read.
+   */
+  function parsedIfMatch(request: WriteRequest, current: string): TaskEtag {
+    try {
+      return taskIfMatch(request.headers.get('if-match'));
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'stale_update') {
+        throw new ServiceError('stale_update', error.detail, { etag: current });
+      }
+      throw error;
+    }
+  }
+
   function replay(receiptStatus: number, headersText: string, body: string | null): ServiceResponse {
     const headers = JSON.parse(headersText) as Record<string, string>;
     headers['idempotent-replayed'] = 'true';
@@ -79,20 +95,21 @@ export function mutationRunner(deps: MutationDependencies) {
 
       const transaction = deps.db.transaction((): ServiceResponse => {
         receipts.purgeExpired(now);
+        const version = organisations.workspaceVersion(organisationId);
+        const current = taskEtag(request.id, version);
         if (key !== null) {
           const receipt = receipts.find(organisationId, principal.clientId, key, now);
           if (receipt !== undefined) {
             if (receipt.fingerprint !== fingerprint) throw new ServiceError('idempotency_conflict');
             // A replay still needs a present, well-formed If-Match; a stale one is fine.
-            taskIfMatch(request.headers.get('if-match'));
+            parsedIfMatch(request, current);
             return replay(receipt.status, receipt.headers, receipt.body);
           }
         }
 
-        const version = organisations.workspaceVersion(organisationId);
-        const etag = taskIfMatch(request.headers.get('if-match'));
+        const etag = parsedIfMatch(request, current);
         if (etag.taskId !== request.id || etag.version !== version) {
-          throw new ServiceError('stale_update', 'stale If-Match', { etag: taskEtag(request.id, version) });
+          throw new ServiceError('stale_update', 'stale If-Match', { etag: current });
         }
         if (operation.claimHeader) checkClaimHeader(request);
 

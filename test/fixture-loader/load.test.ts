@@ -70,9 +70,7 @@ t.test('FIXTURE: loading the same fixture twice upserts instead of duplicating a
   loadFixture(db, baseFixture());
   const before = rowCounts(db);
   const version = (db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
-  const fixture = baseFixture();
-  fixture.claims = [];
-  loadFixture(db, fixture);
+  loadFixture(db, baseFixture());
   t.same(rowCounts(db), before);
   t.equal((db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v, version + 1);
 });
@@ -150,4 +148,14 @@ t.test('FIXTURE: a fixture file loads like the object', async (t) => {
   writeFileSync(file, JSON.stringify(baseFixture()));
   const db = freshDb();
   t.equal(loadFixtureFile(db, file).tasks, 12);
+});
+
+t.test('FIXTURE: two claims whose tokens differ only in case are rejected naming the second', async (t) => {
+  expectFixtureError(t, (f) => {
+    f.claims.push({ taskId: 1, clientId: 100, token: '6F1C8A52-3F7E-4A8E-9D1E-2B7F0C4D9A10', expiresUtc: '2026-11-16T09:00:00.000Z' });
+  }, 'claims[1].token');
+});
+
+t.test('FIXTURE: a claim token already used by another lease is rejected', async (t) => {
+  expectFixtureError(t, (f) => { f.claims[0]!['taskId'] = 1; }, 'claims[0].token');
 });

@@ -1,0 +1,249 @@
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { harness, type Harness } from '../helpers/service.js';
+import { baseFixture, TOKENS } from '../helpers/fixture.js';
+import { expectProblem } from '../http/expect-problem.js';
+
+/** Claims (leases): contract 2 and the spec's claim lifecycle table and claim endpoints. */
+
+const API = '/api/v1';
+const MINUTE = 60_000;
+const LEASE_MS = 15 * MINUTE;
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const TWIN = 'wta_test_ada_twin_client';
+/** The fixture's live lease of ada-bot on task 11, expiring 10:10Z. */
+const LEASE_11 = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
+const ZERO = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * The shared world plus a second client of Ada's resource and tasks that combine states, so the
+ * check order (Done, blocked, otherwise not runnable, live lease) shows.
+ */
+function world(): Harness {
+  const fixture = baseFixture();
+  fixture.clients.push({
+    id: 109, organisationId: 1, name: 'ada-twin', token: TWIN, sponsorId: 11, resourceId: 10, isActive: true,
+    scopes: ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes'],
+  });
+  const ada = [{ staffMemberId: 10 }];
+  fixture.tasks.push(
+    { id: 20, projectId: 4, title: 'Done, waiting, blocked, shelved', status: 'Done', isWaiting: true, dependencyIds: [2], estimatedMinutes: 10,
+      startedAt: '2026-11-02T09:00:00', completedAt: '2026-11-02T10:00:00', assignees: ada },
+    { id: 21, projectId: 4, title: 'Waiting on a shelved project', isWaiting: true, estimatedMinutes: 10, earliestStart: '2027-01-04T09:00:00', assignees: ada },
+    { id: 22, projectId: 1, title: 'Released later', sequence: 70, releaseDate: '2027-02-01T09:00:00', estimatedMinutes: 10, assignees: ada },
+    { id: 23, projectId: 1, title: 'Not yet, but leased', sequence: 80, earliestStart: '2027-01-04T09:00:00', estimatedMinutes: 10, assignees: ada },
+    { id: 24, projectId: 1, title: 'Waiting and leased', sequence: 90, isWaiting: true, estimatedMinutes: 10, assignees: ada },
+  );
+  fixture.claims.push(
+    { taskId: 23, clientId: 103, token: randomUUID(), expiresUtc: '2026-11-16T10:30:00.000Z' },
+    { taskId: 24, clientId: 103, token: randomUUID(), expiresUtc: '2026-11-16T10:30:00.000Z' },
+  );
+  return harness({ fixture, defaultToken: TOKENS.ada, rateLimit: 10_000 });
+}
+
+async function etagOf(h: Harness, id: number): Promise<string> {
+  return (await h.call('GET', `${API}/tasks/${id}`)).headers['etag'] as string;
+}
+
+let keys = 0;
+const nextKey = () => `key-${(keys += 1)}`;
+
+async function claim(h: Harness, id: number, options: { token?: string; body?: unknown; raw?: string; contentType?: string } = {}) {
+  const headers: Record<string, string> = { 'if-match': await etagOf(h, id), 'idempotency-key': nextKey() };
+  if (options.contentType !== undefined) headers['content-type'] = options.contentType;
+  return h.call('POST', `${API}/tasks/${id}/claim`, {
+    headers,
+    ...(options.token === undefined ? {} : { token: options.token }),
+    ...(options.body === undefined ? {} : { body: options.body }),
+    ...(options.raw === undefined ? {} : { raw: options.raw }),
+  });
+}
+
+async function lease(h: Harness, action: 'renew' | 'release', id: number, body: unknown, token?: string) {
+  return h.call('POST', `${API}/tasks/${id}/claim/${action}`, {
+    headers: { 'if-match': await etagOf(h, id), 'idempotency-key': nextKey() },
+    ...(body === undefined ? {} : { body }),
+    ...(token === undefined ? {} : { token }),
+  });
+}
+
+function liveLeases(h: Harness, taskId: number): number {
+  return (h.db.prepare('SELECT count(*) AS n FROM claims WHERE task_id = ? AND released_utc IS NULL AND expires_utc > ?').get(taskId, h.clock.now()) as { n: number }).n;
+}
+
+t.test('CLAIM: acquisition returns a v4 UUID token and expiresUtc = now + 15 min as YYYY-MM-DDTHH:mm:ss.sssZ', async (t) => {
+  const h = world();
+  h.clock.set('2026-11-16T10:00:00.123Z');
+  const response = await claim(h, 1);
+  t.equal(response.status, 200);
+  t.strictSame(Object.keys(response.json).sort(), ['expiresUtc', 'token']);
+  t.match(response.json.token, UUID_V4, 'random v4 UUID');
+  t.match(response.json.expiresUtc, UTC);
+  t.equal(response.json.expiresUtc, '2026-11-16T10:15:00.123Z');
+  const row = h.db.prepare('SELECT client_id AS clientId, token, expires_utc AS expires FROM claims WHERE task_id = 1').get() as { clientId: number; token: string; expires: number };
+  t.strictSame(row, { clientId: 100, token: response.json.token, expires: h.clock.now() + LEASE_MS }, 'the lease belongs to the caller');
+  const other = await claim(h, 3);
+  t.not(other.json.token, response.json.token, 'tokens differ');
+});
+
+t.test('CLAIM: acquisition does not set the task InProgress', async (t) => {
+  const h = world();
+  t.equal((await claim(h, 1)).status, 200);
+  const task = (await h.call('GET', `${API}/tasks/1`)).json;
+  t.equal(task.status, 'Ready');
+  t.equal(task.startedAt, null);
+  const available = (await h.call('GET', `${API}/tasks/available`)).json as { id: number }[];
+  t.notOk(available.some((item) => item.id === 1), 'a claimed task is no longer offered');
+});
+
+t.test('CLAIM: the body is optional (none, empty, {}); any member or other JSON is 400 validation_failed', async (t) => {
+  const cases: { label: string; options: Parameters<typeof claim>[2] }[] = [
+    { label: 'no body', options: {} },
+    { label: 'empty body without content type', options: { raw: '' } },
+    { label: 'empty body with content type', options: { raw: '', contentType: 'application/json' } },
+    { label: '{}', options: { body: {} } },
+    { label: '{} with whitespace', options: { raw: ' { } ', contentType: 'application/json' } },
+  ];
+  for (const { label, options } of cases) {
+    const h = world();
+    t.equal((await claim(h, 1, options)).status, 200, label);
+  }
+  const h = world();
+  for (const [label, raw] of [['{"x":1}', '{"x":1}'], ['null', 'null'], ['[]', '[]'], ['"{}"', '"{}"'], ['{"token":"' + LEASE_11 + '"}', `{"token":"${LEASE_11}"}`]] as const) {
+    expectProblem(t, await claim(h, 1, { raw, contentType: 'application/json' }), 'validation_failed', label);
+  }
+  t.equal(liveLeases(h, 1), 0, 'no lease from a refused body');
+});
+
+t.test('CLAIM: a Done task is 409 task_completed, before blocked and not runnable', async (t) => {
+  const h = world();
+  expectProblem(t, await claim(h, 6), 'task_completed', 'Done task');
+  expectProblem(t, await claim(h, 20), 'task_completed', 'Done, waiting, with an unmet prerequisite, on a shelved project');
+});
+
+t.test('CLAIM: a blocked task is 409 task_blocked (unmet prerequisite, external waiting), before not runnable and live lease', async (t) => {
+  const h = world();
+  expectProblem(t, await claim(h, 2), 'task_blocked', 'unmet prerequisite');
+  expectProblem(t, await claim(h, 5), 'task_blocked', 'external waiting');
+  expectProblem(t, await claim(h, 21), 'task_blocked', 'waiting and also on a shelved project with a future earliestStart');
+  expectProblem(t, await claim(h, 24), 'task_blocked', 'waiting and also under a live lease');
+});
+
+t.test('CLAIM: otherwise not runnable is 409 task_not_runnable (future earliestStart or releaseDate, inactive project), before live lease', async (t) => {
+  const h = world();
+  expectProblem(t, await claim(h, 9), 'task_not_runnable', 'future earliestStart');
+  expectProblem(t, await claim(h, 22), 'task_not_runnable', 'future releaseDate');
+  expectProblem(t, await claim(h, 10), 'task_not_runnable', 'inactive project');
+  expectProblem(t, await claim(h, 23), 'task_not_runnable', 'future earliestStart and under a live lease');
+  h.clock.set('2027-01-04T09:00:00.000Z');
+  t.equal((await claim(h, 9)).status, 200, 'runnable once earliestStart has arrived');
+});
+
+t.test('CLAIM: a live lease held by anyone gives 409 task_claimed', async (t) => {
+  const h = world();
+  expectProblem(t, await claim(h, 11), 'task_claimed', 'the caller\'s own live lease');
+  expectProblem(t, await claim(h, 11, { token: TWIN }), 'task_claimed', 'another client of the same resource');
+  t.equal((await claim(h, 4, { token: TOKENS.bob })).status, 200, 'Bob claims the shared task');
+  expectProblem(t, await claim(h, 4), 'task_claimed', 'Ada on Bob\'s live lease');
+  expectProblem(t, await claim(h, 4, { token: TOKENS.bob }), 'task_claimed', 'Bob again on his own lease');
+  h.clock.advance(LEASE_MS - 1);
+  expectProblem(t, await claim(h, 4), 'task_claimed', '1 ms before expiry the lease is still live');
+  t.equal(liveLeases(h, 4), 1);
+});
+
+t.test('CLAIM: an expired or released lease allows a new claim with a new token', async (t) => {
+  const h = world();
+  h.clock.set('2026-11-16T10:10:00.000Z');
+  const fresh = await claim(h, 11, { token: TWIN });
+  t.equal(fresh.status, 200, 'expiresUtc reached: the lease is expired');
+  t.not(fresh.json.token, LEASE_11);
+  t.equal(liveLeases(h, 11), 1);
+  const released = await lease(h, 'release', 11, { token: fresh.json.token }, TWIN);
+  t.equal(released.status, 200);
+  const again = await claim(h, 11);
+  t.equal(again.status, 200, 'released: claimable again');
+  t.equal(liveLeases(h, 11), 1, 'one live lease at a time');
+});
+
+t.test('RENEW: the body token extends the lease to now + 15 min and keeps the token', async (t) => {
+  const h = world();
+  t.equal((await lease(h, 'renew', 11, { token: LEASE_11 })).status, 200, 'a seeded lease renews too');
+  const first = await claim(h, 1);
+  h.clock.advance(10 * MINUTE + 7);
+  const renewed = await lease(h, 'renew', 1, { token: first.json.token });
+  t.equal(renewed.status, 200);
+  t.strictSame(Object.keys(renewed.json).sort(), ['expiresUtc', 'token']);
+  t.equal(renewed.json.token, first.json.token, 'same token');
+  t.equal(renewed.json.expiresUtc, new Date(h.clock.now() + LEASE_MS).toISOString(), 'now + 15 min, not old expiry + 15 min');
+  h.clock.advance(14 * MINUTE);
+  expectProblem(t, await claim(h, 1, { token: TWIN }), 'task_claimed', 'still live past the original expiry');
+  const upper = await lease(h, 'renew', 1, { token: String(first.json.token).toUpperCase() });
+  t.equal(upper.status, 200, 'a UUID is case-insensitive');
+  t.equal(upper.json.token, first.json.token, 'the token is answered as issued');
+});
+
+t.test('RENEW/RELEASE: a missing, null, all-zero or malformed token is 400 validation_failed', async (t) => {
+  const h = world();
+  for (const action of ['renew', 'release'] as const) {
+    for (const [label, body] of [
+      ['no body', undefined], ['{}', {}], ['null token', { token: null }], ['all-zero', { token: ZERO }],
+      ['malformed', { token: 'abc' }], ['number', { token: 123 }], ['braced', { token: `{${LEASE_11}}` }],
+      ['no dashes', { token: LEASE_11.replaceAll('-', '') }], ['extra member', { token: LEASE_11, x: 1 }],
+    ] as const) {
+      expectProblem(t, await lease(h, action, 11, body), 'validation_failed', `${action}: ${label}`);
+    }
+  }
+  t.equal(liveLeases(h, 11), 1, 'the lease is untouched');
+});
+
+t.test('RENEW/RELEASE: an unknown, expired, released or another lease\'s token, or the right token from another client, is 409 claim_expired', async (t) => {
+  const h = world();
+  const ada1 = await claim(h, 1);
+  t.equal(ada1.status, 200);
+  const ada4 = await claim(h, 4);
+  t.equal(ada4.status, 200);
+  for (const action of ['renew', 'release'] as const) {
+    expectProblem(t, await lease(h, action, 11, { token: randomUUID() }), 'claim_expired', `${action}: unknown token`);
+    expectProblem(t, await lease(h, action, 11, { token: ada1.json.token }), 'claim_expired', `${action}: the token of another task's lease`);
+    expectProblem(t, await lease(h, action, 4, { token: ada4.json.token }, TOKENS.bob), 'claim_expired', `${action}: the right token from Bob`);
+    expectProblem(t, await lease(h, action, 4, { token: ada4.json.token }, TWIN), 'claim_expired', `${action}: the right token from another client of the same resource`);
+  }
+  t.equal(liveLeases(h, 4), 1, 'the refused calls left the lease alone');
+
+  t.equal((await lease(h, 'release', 1, { token: ada1.json.token })).status, 200);
+  expectProblem(t, await lease(h, 'renew', 1, { token: ada1.json.token }), 'claim_expired', 'renew: released token');
+  expectProblem(t, await lease(h, 'release', 1, { token: ada1.json.token }), 'claim_expired', 'release: released token');
+
+  h.clock.set('2026-11-16T10:10:00.000Z');
+  expectProblem(t, await lease(h, 'renew', 11, { token: LEASE_11 }), 'claim_expired', 'renew: expired token (expiresUtc reached)');
+  expectProblem(t, await lease(h, 'release', 11, { token: LEASE_11 }), 'claim_expired', 'release: expired token');
+});
+
+t.test('RELEASE: answers {released: true, releasedUtc: now} and the task is offered again in /tasks/available', async (t) => {
+  const h = world();
+  const before = (await h.call('GET', `${API}/tasks/available`)).json as { id: number }[];
+  t.notOk(before.some((task) => task.id === 11), 'a leased task is not offered');
+  h.clock.set('2026-11-16T10:05:30.250Z');
+  const released = await lease(h, 'release', 11, { token: LEASE_11 });
+  t.equal(released.status, 200);
+  t.strictSame(released.json, { released: true, releasedUtc: '2026-11-16T10:05:30.250Z' }, 'exactly released and releasedUtc, no token');
+  const row = h.db.prepare('SELECT released_utc AS r FROM claims WHERE token = ?').get(LEASE_11) as { r: number };
+  t.equal(row.r, h.clock.now());
+  const after = (await h.call('GET', `${API}/tasks/available`)).json as { id: number }[];
+  t.ok(after.some((task) => task.id === 11), 'offered again');
+});
+
+t.test('CLAIM: a released token is never reusable, not even once the task is claimed again', async (t) => {
+  const h = world();
+  t.equal((await lease(h, 'release', 11, { token: LEASE_11 })).status, 200);
+  const noteWith = async (token: string) =>
+    h.call('POST', `${API}/tasks/11/notes`, { headers: { 'if-match': await etagOf(h, 11), 'x-task-claim': token }, body: { text: 'x' } });
+  expectProblem(t, await noteWith(LEASE_11), 'claim_expired', 'X-Task-Claim with the released token, no live lease');
+  const next = await claim(h, 11);
+  t.equal(next.status, 200);
+  expectProblem(t, await lease(h, 'renew', 11, { token: LEASE_11 }), 'claim_expired', 'renew with the released token');
+  expectProblem(t, await lease(h, 'release', 11, { token: LEASE_11 }), 'claim_expired', 'release with the released token');
+  expectProblem(t, await noteWith(LEASE_11), 'task_claimed', 'X-Task-Claim with the released token under the new lease');
+  t.equal((await noteWith(next.json.token)).status, 204, 'the new token works');
+});
