@@ -12,6 +12,20 @@ export function localInput(value: string, member: string): string {
   throw new ServiceError('validation_failed', `${member}: not a local date-time`);
 }
 
+/**
+ * Rejects (400) any syntactically bad local-date-time among a request's members before any value
+ * or business rule runs: contract 1 puts shape errors (step 6) ahead of the 409/422 answers of
+ * step 11, so a Feb 30 must not be masked by e.g. a blank title, a nonexistent wall time in
+ * another member or a Done task. Nonexistent wall times are left for `localInput` (422).
+ */
+export function assertLocalSyntax(members: Iterable<readonly [member: string, value: string | null | undefined]>): void {
+  for (const [member, value] of members) {
+    if (typeof value !== 'string') continue;
+    const parsed = parseLocalDateTime(value);
+    if (!parsed.ok && parsed.reason === 'syntax') throw new ServiceError('validation_failed', `${member}: not a local date-time`);
+  }
+}
+
 /** Text members that must say something: whitespace only is a value error (422), not a shape error. */
 export function nonblank(value: string, member: string): string {
   if (value.trim() === '') throw new ServiceError('invalid_field', `${member}: blank`);

@@ -5,12 +5,18 @@ import { localToEpochMs } from '../time/london.js';
 import { workingMinutesBetween, type WeeklyCalendar } from './calendar.js';
 
 /**
+ * Beyond this much elapsed time every answer is settled: estimates are at most 1000000 minutes,
+ * so the remaining time is 0, and `remainingMinutes` input would push the estimate past its bound.
+ */
+export const ELAPSED_MINUTES_LIMIT = 1_000_001;
+
+/**
  * Elapsed planned duration (contract 5): the resource's working time from `startedAt` to now,
- * in whole minutes; 0 when the task has not started.
+ * in whole minutes, at most ELAPSED_MINUTES_LIMIT; 0 when the task has not started.
  */
 export function elapsedPlannedMinutes(calendar: WeeklyCalendar, startedAt: string | null, now: number): number {
   if (startedAt === null) return 0;
-  return Math.floor(workingMinutesBetween(calendar, localToEpochMs(startedAt), now));
+  return Math.floor(workingMinutesBetween(calendar, localToEpochMs(startedAt), now, ELAPSED_MINUTES_LIMIT));
 }
 
 /**

@@ -1,5 +1,18 @@
 import { Type, type TSchema } from 'typebox';
-import { LOCAL_DATE_TIME_INPUT_PATTERN } from '../time/london.js';
+import { Format } from 'typebox/format';
+import { LOCAL_DATE_TIME_INPUT_PATTERN, parseLocalDateTime } from '../time/london.js';
+
+/**
+ * A regular expression cannot see that 2026-02-30 does not exist, so the input format is checked
+ * by the parser too: a malformed date is then a 400 at request validation (contract 1 step 6),
+ * before preconditions and business rules. A nonexistent spring wall time is well formed; the use
+ * case answers it with 422.
+ */
+export const LOCAL_DATE_TIME_FORMAT = 'local-date-time';
+Format.Set(LOCAL_DATE_TIME_FORMAT, (value) => {
+  const parsed = parseLocalDateTime(value);
+  return parsed.ok || parsed.reason === 'nonexistent';
+});
 
 /**
  * Building blocks shared by every schema. Schemas are written once here and in the sibling
@@ -32,6 +45,7 @@ export const LocalDateTime = Type.String({
 
 /** London wall time as a client may send it (an offset or Z instant is converted). */
 export const LocalDateTimeInput = Type.String({
+  format: LOCAL_DATE_TIME_FORMAT,
   pattern: LOCAL_DATE_TIME_INPUT_PATTERN,
   description:
     'Europe/London wall time YYYY-MM-DDTHH:mm:ss with an optional fraction, or an instant with Z or ±HH:MM ' +

@@ -45,6 +45,8 @@ export function taskWriteStatements(db: Db) {
   const insertDependencies = db.prepare<[{ taskId: number; ids: string }]>(`
     INSERT INTO task_dependencies (task_id, prerequisite_id) SELECT @taskId, value FROM json_each(@ids)`);
   const intervalCount = db.prepare<[number], { count: number }>('SELECT count(*) AS count FROM actual_intervals WHERE task_id = ?');
+  const otherIntervalCount = db.prepare<[{ taskId: number; staffId: number }], { count: number }>(
+    'SELECT count(*) AS count FROM actual_intervals WHERE task_id = @taskId AND staff_id <> @staffId');
   const clearOwnIntervals = db.prepare<[{ taskId: number; staffId: number }]>(
     'DELETE FROM actual_intervals WHERE task_id = @taskId AND staff_id = @staffId');
   const insertInterval = db.prepare<[IntervalInsert]>(`
@@ -62,6 +64,8 @@ export function taskWriteStatements(db: Db) {
       insertDependencies.run({ taskId, ids: JSON.stringify(ids) });
     },
     intervalCount: (taskId: number) => intervalCount.get(taskId)?.count ?? 0,
+    /** Intervals of contributors other than `staffId`: the ones a replacement of its own leaves. */
+    otherIntervalCount: (taskId: number, staffId: number) => otherIntervalCount.get({ taskId, staffId })?.count ?? 0,
     replaceOwnIntervals(taskId: number, staffId: number, intervals: readonly IntervalInsert[]): void {
       clearOwnIntervals.run({ taskId, staffId });
       for (const interval of intervals) insertInterval.run(interval);

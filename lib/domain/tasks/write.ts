@@ -6,9 +6,9 @@ import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
 import type { TaskWriteStatements } from '../../store/task-writes.js';
 import { epochMsToLocal, localToEpochMs } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
-import { localInput, nonblank } from '../local-time-input.js';
+import { assertLocalSyntax, localInput, nonblank } from '../local-time-input.js';
 import type { MutationOutcome } from '../mutations.js';
-import { validatedIntervals } from './effort.js';
+import { intervalTimes, validatedIntervals } from './effort.js';
 
 export const REMAINING_MINUTES_WARNING = '299 worker-task-api "remainingMinutes is deprecated; send estimatedMinutes"';
 const MAX_MINUTES = 1_000_000;
@@ -53,6 +53,13 @@ export function taskWrites(deps: TaskWriteDependencies) {
 
   return {
     patch(principal: Principal, taskId: number, input: TaskPatchInput, now: number): MutationOutcome {
+      // Shape before business rules (contract 1): a malformed time is 400 even on a Done task.
+      assertLocalSyntax([
+        ['startedAt', input.startedAt],
+        ['earliestStart', input.earliestStart],
+        ['releaseDate', input.releaseDate],
+        ...intervalTimes(input.actualIntervals),
+      ]);
       const row = existing(taskId, now);
       if (row.status === 'Done') throw new ServiceError('task_completed');
       if (Object.keys(input).length === 0) return { status: 204, changed: false };
@@ -72,8 +79,12 @@ export function taskWrites(deps: TaskWriteDependencies) {
       let startedAt = row.startedAt;
       let completedAt = row.completedAt;
       if (input.startedAt === null) {
+        // Intervals the task has once this PATCH is applied: `actualIntervals` replaces the
+        // caller's own (it does not add to them), and other contributors' intervals stay.
         const intervalsAfter =
-          intervals === undefined ? writes.intervalCount(taskId) : writes.intervalCount(taskId) + intervals.length;
+          intervals === undefined
+            ? writes.intervalCount(taskId)
+            : writes.otherIntervalCount(taskId, resourceId) + intervals.length;
         // Established tracking stays: only a Ready task without any recorded work can forget its start.
         if (status !== 'Ready' || intervalsAfter > 0) {
           throw new ServiceError('invalid_field', 'startedAt can only be cleared on a Ready task without actual intervals');

@@ -1,0 +1,182 @@
+import t from 'tap';
+import { harness, type CallResult, type Harness } from '../helpers/service.js';
+import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+
+/**
+ * PATCH remainingMinutes, the deprecated input (contract 5 and 6): alone it becomes elapsed
+ * planned duration + value; with estimatedMinutes the latter wins; the 204 carries Warning 299.
+ * Elapsed planned duration is the resource's real working time from startedAt to now. Also the
+ * extra scope tasks:time for actualIntervals in PATCH.
+ */
+
+type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
+
+const WARNING = '299 worker-task-api "remainingMinutes is deprecated; send estimatedMinutes"';
+const OWL = 'wta_test_owl_every_hour';
+const PLANNER = 'wta_test_ada_planner_no_time';
+
+/**
+ * The base world plus Owl (staff 15), who also works all of Saturday and Sunday, with a client,
+ * and a client of Ada's with tasks:update but not tasks:time.
+ */
+function remainingFixture(): FixtureShape {
+  const fixture = baseFixture();
+  const weekday = [['09:00', '17:00']];
+  const allDay = [['00:00', '24:00']];
+  fixture.staff.push({
+    id: 15, organisationId: 1, name: 'Owl', kind: 'agent', isActive: true,
+    calendar: { mon: weekday, tue: weekday, wed: weekday, thu: weekday, fri: weekday, sat: allDay, sun: allDay },
+  });
+  fixture.clients.push(
+    { id: 110, organisationId: 1, name: 'owl-bot', token: OWL, sponsorId: 11, resourceId: 15, isActive: true, scopes: ['tasks:read', 'tasks:update'] },
+    { id: 111, organisationId: 1, name: 'ada-planner', token: PLANNER, sponsorId: 11, resourceId: 10, isActive: true, scopes: ['tasks:read', 'tasks:update'] },
+  );
+  const started = (id: number, startedAt: string, staffMemberId = 10) => ({
+    id, projectId: 1, title: `Started ${startedAt}`, status: 'InProgress', estimatedMinutes: 600, startedAt,
+    assignees: [{ staffMemberId }],
+  });
+  fixture.tasks.push(
+    started(12, '2026-11-16T09:00:00'),
+    started(13, '2026-11-13T09:00:00'),
+    started(14, '2026-10-23T16:00:00'),
+    started(15, '2026-10-24T12:00:00', 15),
+    started(16, '2026-03-28T12:00:00', 15),
+    started(17, '2026-03-27T16:00:00'),
+  );
+  return fixture;
+}
+
+function world(options: { now?: string; token?: string } = {}): Harness {
+  return harness({ fixture: remainingFixture(), defaultToken: options.token ?? TOKENS.ada, rateLimit: 100_000, ...(options.now ? { now: options.now } : {}) });
+}
+
+async function read(h: Harness, id: number, token?: string) {
+  const response = await h.call('GET', `/api/v1/tasks/${id}`, token === undefined ? {} : { token });
+  if (response.status !== 200) throw new Error(`GET /tasks/${id} gave ${response.status}`);
+  return response.json;
+}
+
+async function patch(h: Harness, id: number, body: unknown, token?: string): Promise<CallResult> {
+  const { etag } = await read(h, id, token);
+  return h.call('PATCH', `/api/v1/tasks/${id}`, { headers: { 'if-match': etag }, body, ...(token === undefined ? {} : { token }) });
+}
+
+/** PATCHes `{ remainingMinutes }` and returns the resulting estimate, checking the 204 and its Warning. */
+async function estimateAfter(t: TapTest, h: Harness, id: number, remainingMinutes: number, token?: string): Promise<number> {
+  const response = await patch(h, id, { remainingMinutes }, token);
+  t.equal(response.status, 204, `task ${id}: 204`);
+  t.equal(response.headers['warning'], WARNING, `task ${id}: Warning 299`);
+  return (await read(h, id, token)).estimatedMinutes;
+}
+
+t.test('PATCH: remainingMinutes alone on a task that has not started sets estimatedMinutes to the value', async (t) => {
+  const h = world();
+  t.equal(await estimateAfter(t, h, 1, 45), 45);
+  t.match(await read(h, 1), { estimatedMinutes: 45, remainingMinutes: 45, startedAt: null });
+  t.equal(await estimateAfter(t, h, 1, 0), 0, 'zero');
+  // Started in the same PATCH: startedAt becomes now, so nothing has elapsed yet.
+  const response = await patch(h, 3, { status: 'InProgress', remainingMinutes: 25 });
+  t.equal(response.status, 204);
+  t.equal(response.headers['warning'], WARNING);
+  t.match(await read(h, 3), { status: 'InProgress', startedAt: '2026-11-16T10:00:00', estimatedMinutes: 25, remainingMinutes: 25 });
+});
+
+t.test('PATCH: remainingMinutes alone on a task started Monday 09:00 (now 10:00, Mon-Fri 09:00-17:00) sets estimatedMinutes to 60 + value', async (t) => {
+  const h = world();
+  t.equal(await estimateAfter(t, h, 12, 30), 90);
+  t.equal(await estimateAfter(t, h, 12, 0), 60, 'zero left: the estimate is what has elapsed');
+  const tooMuch = await patch(h, 12, { remainingMinutes: 1_000_000 });
+  t.equal(tooMuch.status, 422, 'an estimate beyond 1000000 is refused');
+  t.equal(tooMuch.json.code, 'invalid_field');
+  t.equal((await read(h, 12)).estimatedMinutes, 60, 'unchanged');
+  h.clock.set('2026-11-16T10:45:30Z');
+  t.equal(await estimateAfter(t, h, 12, 30), 105 + 30, 'whole elapsed minutes: 105 at 10:45:30');
+});
+
+t.test('PATCH: elapsed planned time counts real working time across a weekend and across both clock changes', async (t) => {
+  // Default calendar: Friday 09:00-17:00 (8 h) and Monday 09:00-10:00 (1 h).
+  t.equal(await estimateAfter(t, world(), 13, 10), 540 + 10, 'Friday to Monday');
+  // Friday 16:00 BST to Monday 09:30 GMT across the autumn change: 60 + 30 working minutes.
+  t.equal(await estimateAfter(t, world({ now: '2026-10-26T09:30:00Z' }), 14, 10), 90 + 10, 'weekend with the autumn change');
+  // Friday 16:00 GMT to Monday 10:00 BST (09:00 UTC) across the spring change: 60 + 60.
+  t.equal(await estimateAfter(t, world({ now: '2026-03-30T09:00:00Z' }), 17, 10), 120 + 10, 'weekend with the spring change');
+  // Owl works the whole weekend: Saturday 12:00 to 24:00 (12 h), Sunday 25 h, Monday 09:00-10:00.
+  t.equal(await estimateAfter(t, world({ now: '2026-10-26T10:00:00Z', token: OWL }), 15, 10, OWL), (12 + 25 + 1) * 60 + 10,
+    'the autumn Sunday has 25 working hours');
+  // Saturday 12:00 GMT to 24:00 (12 h), Sunday 23 h, Monday 09:00-10:00 BST.
+  t.equal(await estimateAfter(t, world({ now: '2026-03-30T09:00:00Z', token: OWL }), 16, 10, OWL), (12 + 23 + 1) * 60 + 10,
+    'the spring Sunday has 23 working hours');
+});
+
+t.test('PATCH: with both estimatedMinutes and remainingMinutes, estimatedMinutes wins (and the Warning is still sent)', async (t) => {
+  const h = world();
+  for (const [id, body, expected] of [
+    [12, { estimatedMinutes: 100, remainingMinutes: 5 }, 100],
+    [1, { estimatedMinutes: 100, remainingMinutes: 5 }, 100],
+    [12, { remainingMinutes: 500, estimatedMinutes: 0 }, 0],
+  ] as const) {
+    const response = await patch(h, id, body);
+    t.equal(response.status, 204);
+    t.equal(response.headers['warning'], WARNING, `${JSON.stringify(body)}: Warning`);
+    t.equal((await read(h, id)).estimatedMinutes, expected, `task ${id}: ${JSON.stringify(body)}`);
+  }
+});
+
+t.test('PATCH: only a PATCH that sends remainingMinutes carries the Warning, exactly worded', async (t) => {
+  const h = world();
+  for (const body of [{ estimatedMinutes: 70 }, { title: 'No warning' }, { status: 'InProgress' }]) {
+    const response = await patch(h, 12, body);
+    t.equal(response.status, 204);
+    t.equal(response.headers['warning'], undefined, `${JSON.stringify(body)}: no Warning`);
+  }
+  const empty = await patch(h, 12, {});
+  t.equal(empty.headers['warning'], undefined, '{}: no Warning');
+  const withOthers = await patch(h, 12, { title: 'Both', remainingMinutes: 20 });
+  t.equal(withOthers.status, 204);
+  t.equal(withOthers.headers['warning'], WARNING);
+  t.match(withOthers.headers['warning'], /^299 worker-task-api "[^"]+"$/, 'warn-code 299, agent naming the service, quoted text');
+  const refused = await patch(h, 2, { status: 'InProgress', remainingMinutes: 20 });
+  t.equal(refused.status, 409);
+  t.equal(refused.headers['warning'], undefined, 'a refused PATCH carries no Warning');
+});
+
+t.test('GET: remainingMinutes is max(0, estimatedMinutes - elapsed planned time) after a PATCH', async (t) => {
+  const h = world();
+  t.equal(await estimateAfter(t, h, 12, 30), 90);
+  t.match(await read(h, 12), { estimatedMinutes: 90, remainingMinutes: 30 });
+  h.clock.set('2026-11-16T10:20:00Z');
+  t.equal((await read(h, 12)).remainingMinutes, 10, 'twenty more working minutes have passed');
+  h.clock.set('2026-11-16T11:00:00Z');
+  t.equal((await read(h, 12)).remainingMinutes, 0, 'never negative');
+  t.equal((await patch(h, 12, { estimatedMinutes: 30 })).status, 204, 'an estimate below the elapsed time');
+  t.match(await read(h, 12), { estimatedMinutes: 30, remainingMinutes: 0 });
+  h.clock.set('2026-11-16T17:30:00Z');
+  t.equal((await patch(h, 12, { estimatedMinutes: 500 })).status, 204);
+  t.equal((await read(h, 12)).remainingMinutes, 20, 'after hours: 480 minutes of the working day elapsed');
+  // A start two thousand years ago settles quickly: nothing remains, and no remainder fits the bound.
+  t.equal((await patch(h, 1, { startedAt: '0001-01-01T00:00:00' })).status, 204);
+  t.equal((await read(h, 1)).remainingMinutes, 0);
+  const beyond = await patch(h, 1, { remainingMinutes: 0 });
+  t.equal(beyond.status, 422, 'elapsed + 0 is beyond 1000000');
+  t.equal(beyond.json.code, 'invalid_field');
+});
+
+t.test('PATCH: actualIntervals needs scope tasks:time as well as tasks:update (403 permission_denied)', async (t) => {
+  const h = world();
+  const interval = { staffMemberId: 10, start: '2026-11-16T09:00:00', end: '2026-11-16T09:30:00' };
+  const before = await read(h, 1, PLANNER);
+  for (const body of [{ actualIntervals: [interval] }, { actualIntervals: [] }, { title: 'And a title', actualIntervals: [interval] }]) {
+    const response = await patch(h, 1, body, PLANNER);
+    t.equal(response.status, 403, JSON.stringify(body));
+    t.equal(response.json.code, 'permission_denied');
+  }
+  t.strictSame(await read(h, 1, PLANNER), before, 'nothing changed');
+  const withoutIntervals = await patch(h, 1, { title: 'Planned without time scope', estimatedMinutes: 50 }, PLANNER);
+  t.equal(withoutIntervals.status, 204, 'the same client may PATCH other members');
+  t.match(await read(h, 1, PLANNER), { title: 'Planned without time scope', estimatedMinutes: 50 });
+  const malformed = await patch(h, 1, { actualIntervals: 'none' }, PLANNER);
+  t.equal(malformed.status, 400, 'the body is validated before the member scope');
+  const full = await patch(h, 1, { actualIntervals: [interval] });
+  t.equal(full.status, 204, 'a client with tasks:time may send them');
+  t.equal((await read(h, 1)).actualMinutes, 30);
+});

@@ -1,0 +1,118 @@
+import t from 'tap';
+import { workingMinutesBetween, type WeeklyCalendar } from '../../lib/plan/calendar.js';
+import { ELAPSED_MINUTES_LIMIT, elapsedPlannedMinutes } from '../../lib/plan/remaining.js';
+import { localToEpochMs } from '../../lib/time/london.js';
+
+/**
+ * workingMinutesBetween: real working minutes of a weekly London calendar between two instants
+ * (contract 5, elapsed planned duration). Days are walked in London wall time, so a working day
+ * containing a clock change is as long as it really is.
+ */
+
+const at = (local: string): number => localToEpochMs(local);
+const minutes = (clock: string): number => Number(clock.slice(0, 2)) * 60 + Number(clock.slice(3, 5));
+
+/** A calendar with the same intervals on each listed ISO weekday (1 Monday .. 7 Sunday). */
+function calendar(days: number[], intervals: [string, string][]): WeeklyCalendar {
+  const day = intervals.map(([from, to]) => [minutes(from), minutes(to)] as const);
+  return new Map(days.map((weekday) => [weekday, day]));
+}
+
+const WEEKDAYS = [1, 2, 3, 4, 5];
+const EVERY_DAY = [1, 2, 3, 4, 5, 6, 7];
+const OFFICE = calendar(WEEKDAYS, [['09:00', '17:00']]);
+
+t.test('workingMinutesBetween: one working day, whole and in part', async (t) => {
+  // Monday 16 November 2026.
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-16T00:00:00'), at('2026-11-17T00:00:00')), 480, 'the whole day');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-16T09:00:00'), at('2026-11-16T10:00:00')), 60);
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-16T08:00:00'), at('2026-11-16T09:30:00')), 30, 'before the day starts counts nothing');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-16T16:30:00'), at('2026-11-16T23:00:00')), 30, 'after it ends neither');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-16T09:00:30'), at('2026-11-16T10:00:00')), 59.5, 'seconds count');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-16T10:00:00'), at('2026-11-16T10:00:00')), 0, 'an empty span');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-16T12:00:00'), at('2026-11-16T10:00:00')), 0, 'a reversed span');
+  // In summer time the day is the same 8 hours of wall time.
+  t.equal(workingMinutesBetween(OFFICE, at('2026-07-01T00:00:00'), at('2026-07-02T00:00:00')), 480, 'a BST day');
+  t.equal(workingMinutesBetween(OFFICE, Date.parse('2026-07-01T08:00:00Z'), Date.parse('2026-07-01T09:00:00Z')), 60,
+    '08:00-09:00 UTC is 09:00-10:00 in London');
+});
+
+t.test('workingMinutesBetween: a weekend has no working time on the default calendar', async (t) => {
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-14T00:00:00'), at('2026-11-16T00:00:00')), 0, 'Saturday and Sunday');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-13T12:00:00'), at('2026-11-16T10:00:00')), 300 + 60, 'Friday noon to Monday 10:00');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-13T09:00:00'), at('2026-11-20T17:00:00')), 6 * 480, 'six working days');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-10-23T16:00:00'), at('2026-10-26T09:30:00')), 90, 'a weekend with the autumn change');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-03-27T16:00:00'), at('2026-03-30T10:00:00')), 120, 'a weekend with the spring change');
+});
+
+t.test('workingMinutesBetween: a calendar with a lunch break counts only the working intervals', async (t) => {
+  const lunch = calendar(WEEKDAYS, [['09:00', '12:30'], ['13:30', '17:00']]);
+  t.equal(workingMinutesBetween(lunch, at('2026-11-16T00:00:00'), at('2026-11-17T00:00:00')), 420, 'the whole day');
+  t.equal(workingMinutesBetween(lunch, at('2026-11-16T12:00:00'), at('2026-11-16T14:00:00')), 60, 'across lunch');
+  t.equal(workingMinutesBetween(lunch, at('2026-11-16T12:40:00'), at('2026-11-16T13:20:00')), 0, 'inside lunch');
+  const uneven = new Map([[1, [[minutes('09:00'), minutes('10:00')]] as const], [2, [[minutes('14:00'), minutes('15:30')]] as const]]);
+  t.equal(workingMinutesBetween(uneven, at('2026-11-16T00:00:00'), at('2026-11-18T00:00:00')), 150, 'different days differ');
+});
+
+t.test('workingMinutesBetween: an interval may end at 24:00, the next midnight', async (t) => {
+  const evening = calendar(EVERY_DAY, [['17:00', '24:00']]);
+  t.equal(workingMinutesBetween(evening, at('2026-11-16T20:00:00'), at('2026-11-17T02:00:00')), 240, 'until midnight');
+  t.equal(workingMinutesBetween(evening, at('2026-11-16T00:00:00'), at('2026-11-18T00:00:00')), 2 * 420);
+  const allDay = calendar(EVERY_DAY, [['00:00', '24:00']]);
+  t.equal(workingMinutesBetween(allDay, at('2026-11-16T00:00:00'), at('2026-11-18T00:00:00')), 2 * 1440, 'round the clock');
+  t.equal(workingMinutesBetween(allDay, at('2026-11-16T23:30:00'), at('2026-11-17T00:30:00')), 60, 'across midnight');
+});
+
+t.test('workingMinutesBetween: round the clock, the spring clock-change day has 23 hours and the autumn one 25', async (t) => {
+  const allDay = calendar(EVERY_DAY, [['00:00', '24:00']]);
+  t.equal(workingMinutesBetween(allDay, at('2026-03-29T00:00:00'), at('2026-03-30T00:00:00')), 23 * 60, 'Sunday 29 March 2026');
+  t.equal(workingMinutesBetween(allDay, at('2026-10-25T00:00:00'), at('2026-10-26T00:00:00')), 25 * 60, 'Sunday 25 October 2026');
+  const sundays = calendar([7], [['00:00', '24:00']]);
+  t.equal(workingMinutesBetween(sundays, at('2026-03-28T12:00:00'), at('2026-03-31T12:00:00')), 23 * 60, 'a wide window sees the same');
+  t.equal(workingMinutesBetween(sundays, at('2026-10-24T12:00:00'), at('2026-10-27T12:00:00')), 25 * 60);
+  t.equal(workingMinutesBetween(allDay, at('2026-03-28T00:00:00'), at('2026-04-01T00:00:00')), (4 * 24 - 1) * 60, 'four days, one short');
+  // Shifts that contain the change: 01:00-03:00 is one real hour in spring and three in autumn.
+  const night = calendar([7], [['01:00', '03:00']]);
+  t.equal(workingMinutesBetween(night, at('2026-03-29T00:00:00'), at('2026-03-30T00:00:00')), 60, 'spring night shift');
+  t.equal(workingMinutesBetween(night, at('2026-10-25T00:00:00'), at('2026-10-26T00:00:00')), 180, 'autumn night shift');
+  t.equal(workingMinutesBetween(allDay, Date.parse('2026-10-25T00:30:00Z'), Date.parse('2026-10-25T01:30:00Z')), 60,
+    'one real hour inside the repeated hour');
+});
+
+t.test('workingMinutesBetween: an interval boundary inside a spring gap is when the clocks went forward, in any year', async (t) => {
+  const small = calendar([7], [['02:30', '04:00']]);
+  // Since 1981 the gap is 01:00-02:00, so 02:30 exists.
+  t.equal(workingMinutesBetween(small, at('2026-03-29T00:00:00'), at('2026-03-30T00:00:00')), 90);
+  // In 1976 it was 02:00-03:00: the shift starts at 03:00 BST and lasts an hour.
+  t.equal(workingMinutesBetween(small, at('1976-03-21T00:00:00'), at('1976-03-22T00:00:00')), 60, '21 March 1976');
+  const inGap = calendar([7], [['01:30', '03:00']]);
+  t.equal(workingMinutesBetween(inGap, at('2026-03-29T00:00:00'), at('2026-03-30T00:00:00')), 60, 'starts in the 2026 gap');
+  t.equal(workingMinutesBetween(inGap, at('1976-03-21T00:00:00'), at('1976-03-22T00:00:00')), 30, '01:30-02:00 GMT, then the gap');
+});
+
+t.test('workingMinutesBetween: long spans are counted exactly, and counting stops at an optional limit', async (t) => {
+  // Weekdays from Monday 1 January 1900 to Monday 16 November 2026, counted the slow way.
+  let weekdays = 0;
+  for (let day = Date.UTC(1900, 0, 1); day < Date.UTC(2026, 10, 16); day += 86_400_000) {
+    const weekday = new Date(day).getUTCDay();
+    if (weekday !== 0 && weekday !== 6) weekdays += 1;
+  }
+  t.equal(workingMinutesBetween(OFFICE, at('1900-01-01T00:00:00'), at('2026-11-16T10:00:00')), weekdays * 480 + 60);
+  const night = calendar(EVERY_DAY, [['00:00', '24:00']]);
+  t.equal(workingMinutesBetween(night, at('2020-01-01T00:00:00'), at('2026-01-01T00:00:00')), 2192 * 1440, 'six years round the clock (clock changes cancel out)');
+  t.equal(workingMinutesBetween(night, at('0001-01-01T00:00:00'), at('2026-11-16T10:00:00'), 5000), 5000, 'stops at the limit');
+  t.equal(workingMinutesBetween(OFFICE, at('2026-11-16T09:00:00'), at('2026-11-16T10:00:00'), 5000), 60, 'below the limit: exact');
+  t.equal(elapsedPlannedMinutes(OFFICE, '0001-01-01T00:00:00', at('2026-11-16T10:00:00')), ELAPSED_MINUTES_LIMIT,
+    'elapsed planned time beyond any estimate is settled at the limit');
+  t.equal(elapsedPlannedMinutes(night, '0001-01-01T00:00:00', at('2026-11-16T10:00:00')), ELAPSED_MINUTES_LIMIT);
+});
+
+t.test('elapsedPlannedMinutes: whole working minutes since startedAt, 0 when not started', async (t) => {
+  t.equal(elapsedPlannedMinutes(OFFICE, null, at('2026-11-16T10:00:00')), 0);
+  t.equal(elapsedPlannedMinutes(OFFICE, '2026-11-16T09:00:00', at('2026-11-16T10:00:00')), 60);
+  t.equal(elapsedPlannedMinutes(OFFICE, '2026-11-16T09:00:30', at('2026-11-16T10:00:00')), 59, 'rounded down');
+  t.equal(elapsedPlannedMinutes(OFFICE, '2026-11-16T11:00:00', at('2026-11-16T10:00:00')), 0, 'a start after now');
+  t.equal(elapsedPlannedMinutes(new Map(), '2026-11-02T09:00:00', at('2026-11-16T10:00:00')), 0, 'no working time at all');
+  t.equal(elapsedPlannedMinutes(calendar(EVERY_DAY, [['00:00', '24:00']]), '2026-10-25T01:30:00', Date.parse('2026-10-25T02:00:00Z')), 90,
+    'an ambiguous start counts from its first occurrence');
+});
