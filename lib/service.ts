@@ -10,7 +10,10 @@ import { createPipeline } from './http/pipeline.js';
 import { Router } from './http/router.js';
 import type { ServiceRequest, ServiceResponse } from './http/types.js';
 import { resolveOptions, type ServiceOptions } from './options.js';
-import { provisionalAllocation, remainingMinutesFor } from './plan/remaining.js';
+import { createPlanner } from './plan/planner.js';
+import { remainingMinutesFor } from './plan/remaining.js';
+import type { Allocation } from './domain/tasks/read.js';
+import { planInputStatements } from './store/plan-inputs.js';
 import { openApiText } from './schemas/openapi.js';
 import { calendarStatements } from './store/calendars.js';
 import { claimStatements } from './store/claims.js';
@@ -38,17 +41,22 @@ export function createService(options: ServiceOptions): Service {
   const reads = taskReadStatements(db);
   const calendars = calendarStatements(db);
   const claimRows = claimStatements(db);
-  const hasAllocation = provisionalAllocation;
+  const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });
+  const allocation: Allocation = (principal, now) => {
+    if (principal.resource === null) return () => false;
+    const plan = planner.planFor(principal.organisationId, principal.resource.id, now);
+    return (row) => plan.placements.has(row.id);
+  };
 
   const handlers = operationHandlers({
     tasks: taskReads({
       reads,
       organisations,
       remaining: (resourceId, now) => remainingMinutesFor(calendars, resourceId, now),
-      hasAllocation,
+      allocation,
     }),
     writes: taskWrites({ reads, writes: taskWriteStatements(db), calendars }),
-    claims: claimUseCases({ reads, claims: claimRows, hasAllocation }),
+    claims: claimUseCases({ reads, claims: claimRows, allocation }),
     mutations: mutationRunner({ db, receipts: receiptStatements(db), organisations, claims: claimRows }),
   });
 

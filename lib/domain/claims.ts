@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/authenticate.js';
 import type { ClaimStatements, LeaseRow } from '../store/claims.js';
-import type { TaskReadStatements, TaskRow } from '../store/task-reads.js';
+import type { TaskReadStatements } from '../store/task-reads.js';
+import type { Allocation } from './tasks/read.js';
 import { formatUtc } from '../time/london.js';
 import { ServiceError } from './errors.js';
 import type { MutationOutcome } from './mutations.js';
@@ -12,7 +13,7 @@ export const LEASE_MS = 15 * 60 * 1000;
 export interface ClaimDependencies {
   readonly reads: TaskReadStatements;
   readonly claims: ClaimStatements;
-  readonly hasAllocation: (row: TaskRow) => boolean;
+  readonly allocation: Allocation;
 }
 
 /** Leases (contract 2): acquisition, renewal and release. */
@@ -38,7 +39,7 @@ export function claimUseCases(deps: ClaimDependencies) {
       if (row === undefined) throw new ServiceError('task_not_found');
       if (row.status === 'Done') throw new ServiceError('task_completed');
       if (isBlocked(row)) throw new ServiceError('task_blocked');
-      if (!isRunnable(row, now, deps.hasAllocation)) throw new ServiceError('task_not_runnable');
+      if (!isRunnable(row, now, deps.allocation(principal, now))) throw new ServiceError('task_not_runnable');
       if (row.liveClaim === 1) throw new ServiceError('task_claimed');
       const token = randomUUID();
       const expiresUtc = now + LEASE_MS;

@@ -19,6 +19,25 @@ export function elapsedPlannedMinutes(calendar: WeeklyCalendar, startedAt: strin
   return Math.floor(workingMinutesBetween(calendar, localToEpochMs(startedAt), now, ELAPSED_MINUTES_LIMIT));
 }
 
+/** The fields of a task that remaining time depends on. */
+export interface RemainingBasis {
+  readonly status: 'Ready' | 'InProgress' | 'Done';
+  readonly estimatedMinutes: number;
+  readonly resourceMode: 'Independent' | 'Collaboration';
+}
+
+/**
+ * One assignee's remaining minutes: Independent assignees carry their own estimate (or the
+ * task's) less elapsed time; Collaboration assignees share the task's remaining time.
+ */
+export function assigneeRemaining(task: RemainingBasis, ownEstimate: number | null, assigneeCount: number, elapsed: number): number {
+  if (task.status === 'Done') return 0;
+  if (task.resourceMode === 'Collaboration') {
+    return Math.ceil(Math.max(0, task.estimatedMinutes - elapsed) / Math.max(1, assigneeCount));
+  }
+  return Math.max(0, (ownEstimate ?? task.estimatedMinutes) - elapsed);
+}
+
 /**
  * Remaining minutes as the caller's resource sees them: max(0, estimate - elapsed planned
  * duration), 0 when Done. Independent assignees carry their own estimate (or the task's);
@@ -39,16 +58,7 @@ export function remainingMinutesFor(calendars: CalendarStatements, resourceId: n
     row.status === 'Done' ? 0 : Math.max(0, row.estimatedMinutes - elapsedOf(row));
   return {
     task: taskRemaining,
-    assignee(row, assigneeEstimate, assigneeCount) {
-      if (row.status === 'Done') return 0;
-      if (row.resourceMode === 'Collaboration') return Math.ceil(taskRemaining(row) / Math.max(1, assigneeCount));
-      return Math.max(0, (assigneeEstimate ?? row.estimatedMinutes) - elapsedOf(row));
-    },
+    assignee: (row, assigneeEstimate, assigneeCount) =>
+      assigneeRemaining(row, assigneeEstimate, assigneeCount, row.status === 'Done' ? 0 : elapsedOf(row)),
   };
 }
-
-/**
- * Whether the scheduler has given the task working time. Until the planning engine places work
- * into calendars, every unfinished, unblocked task with time left counts as allocated.
- */
-export const provisionalAllocation = (_row: TaskRow): boolean => true;

@@ -6,12 +6,16 @@ import { ServiceError } from '../errors.js';
 import { isBlocked, isRunnable } from './state.js';
 import { buildTaskViews, type RemainingMinutes } from './view.js';
 
+/** For a caller at an instant: does the scheduler allocate this task (contract 5)? */
+export type Allocation = (principal: Principal, now: number) => (row: TaskRow) => boolean;
+
 export interface TaskReadDependencies {
   readonly reads: TaskReadStatements;
   readonly organisations: OrganisationStatements;
   /** Remaining-time rules as seen by one resource at one instant. */
   readonly remaining: (resourceId: number, now: number) => RemainingMinutes;
-  readonly hasAllocation: (row: TaskRow) => boolean;
+  /** Whether the caller's plan gives a task working time within the horizon. */
+  readonly allocation: Allocation;
 }
 
 /** The read use cases: one task, the offer list and the waiting list. */
@@ -44,8 +48,9 @@ export function taskReads(deps: TaskReadDependencies) {
 
     /** Contract 5: runnable, assigned to the caller, no live lease. */
     listAvailable(principal: Principal, now: number): TaskView[] {
+      const allocated = deps.allocation(principal, now);
       const rows = reads.unfinishedForResource(resourceId(principal), now)
-        .filter((row) => row.liveClaim !== 1 && isRunnable(row, now, deps.hasAllocation));
+        .filter((row) => row.liveClaim !== 1 && isRunnable(row, now, allocated));
       return views(principal, rows, false, now);
     },
 

@@ -1,0 +1,54 @@
+import type { Db } from './open.js';
+
+/** A task as the scheduler needs it, seen from one assignee. */
+export interface PlanTaskRow {
+  id: number;
+  status: 'Ready' | 'InProgress' | 'Done';
+  estimatedMinutes: number;
+  resourceMode: 'Independent' | 'Collaboration';
+  startedAt: string | null;
+  earliestStart: string | null;
+  releaseDate: string | null;
+  ownEstimate: number | null;
+  assigneeCount: number;
+  blocked: number;
+}
+
+export interface AcceptedIncomingRow {
+  id: number;
+  lifecycle: 'planned' | 'inprogress';
+  plannedStart: string | null;
+  actualStartUtc: number | null;
+  estimatedMinutes: number;
+}
+
+/** The two reads a resource's plan is computed from. */
+export function planInputStatements(db: Db) {
+  const tasks = db.prepare<[number], PlanTaskRow>(`
+    SELECT t.id, t.status, t.estimated_minutes AS estimatedMinutes, t.resource_mode AS resourceMode,
+           t.started_at_local AS startedAt, t.earliest_start_local AS earliestStart,
+           t.release_date_local AS releaseDate, mine.estimated_minutes AS ownEstimate,
+           (SELECT count(*) FROM task_assignments a WHERE a.task_id = t.id) AS assigneeCount,
+           (t.is_waiting = 1
+            OR EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks pre ON pre.id = d.prerequisite_id
+                        WHERE d.task_id = t.id AND pre.status <> 'Done')
+            OR EXISTS (SELECT 1 FROM assistance_stages s JOIN incoming_items i ON i.stage_id = s.id
+                        WHERE s.origin_task_id = t.id AND s.is_blocking = 1 AND i.response_state <> 'resolved')) AS blocked
+      FROM task_assignments mine
+      JOIN tasks t ON t.id = mine.task_id
+      JOIN projects p ON p.id = t.project_id
+     WHERE mine.staff_id = ? AND t.status <> 'Done'
+     ORDER BY p.priority, p.id, t.sequence, t.id`);
+  const accepted = db.prepare<[number], AcceptedIncomingRow>(`
+    SELECT id, lifecycle, planned_start_local AS plannedStart, actual_start_utc AS actualStartUtc,
+           estimated_minutes AS estimatedMinutes
+      FROM incoming_items
+     WHERE recipient_id = ? AND lifecycle IN ('planned', 'inprogress')
+     ORDER BY coalesce(actual_start_utc, 0), planned_start_local, id`);
+  return {
+    tasks: (staffId: number) => tasks.all(staffId),
+    acceptedIncoming: (staffId: number) => accepted.all(staffId),
+  };
+}
+
+export type PlanInputStatements = ReturnType<typeof planInputStatements>;
