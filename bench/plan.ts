@@ -1,0 +1,119 @@
+/**
+ * Planning cost (issue 4): the plan of one resource with 1,000 open tasks, and reads and writes in
+ * a 100,000-task organisation of 1,000 resources against a small one. Run: `npm run bench:plan`.
+ * Figures go to stdout and to bench/results/plan.json.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { createService } from '../lib/service.js';
+import { createPlanner } from '../lib/plan/planner.js';
+import { calendarStatements } from '../lib/store/calendars.js';
+import { organisationStatements } from '../lib/store/organisations.js';
+import { planInputStatements } from '../lib/store/plan-inputs.js';
+import { manualClock } from '../lib/time/clock.js';
+import { generateOrganisation, type GeneratedOrganisation } from './generate.js';
+
+const NOW = '2026-11-16T10:00:00.000Z';
+
+function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+function measure(iterations: number, action: () => void): number {
+  for (let warm = 0; warm < Math.min(5, iterations); warm += 1) action();
+  const samples: number[] = [];
+  for (let index = 0; index < iterations; index += 1) {
+    const start = performance.now();
+    action();
+    samples.push(performance.now() - start);
+  }
+  return median(samples);
+}
+
+function world(agents: number, tasksPerAgent: number) {
+  const db = new Database(':memory:');
+  const generated = generateOrganisation(db, { organisationId: 1, agents, tasksPerAgent, idBase: 1 });
+  const clock = manualClock(NOW);
+  const service = createService({ db, clock, rateLimit: 1e9 });
+  return { db, clock, service, generated };
+}
+
+async function call(service: ReturnType<typeof createService>, method: string, url: string, token: string, headers: Record<string, string> = {}, body?: string) {
+  const response = await service.handle({ method, url, headers: { authorization: `Bearer ${token}`, ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body });
+  if (response.status >= 400) throw new Error(`${method} ${url}: ${response.status} ${response.body}`);
+  return response;
+}
+
+/** Median ms of a read of one task, the offer list, and an ETag read plus PATCH, for agent 0. */
+async function requestCosts(setup: ReturnType<typeof world>, generated: GeneratedOrganisation) {
+  const token = generated.tokens[0] as string;
+  const taskId = (generated.taskIds[0] as number[])[0] as number;
+  const { service } = setup;
+  const timeAsync = async (iterations: number, action: () => Promise<unknown>) => {
+    const samples: number[] = [];
+    for (let index = 0; index < iterations + 5; index += 1) {
+      const start = performance.now();
+      await action();
+      if (index >= 5) samples.push(performance.now() - start);
+    }
+    return median(samples);
+  };
+  const getTask = await timeAsync(200, () => call(service, 'GET', `/api/v1/tasks/${taskId}`, token));
+  const available = await timeAsync(50, () => call(service, 'GET', '/api/v1/tasks/available', token));
+  let sequence = 0;
+  const patch = await timeAsync(100, async () => {
+    const read = await call(service, 'GET', `/api/v1/tasks/${taskId}`, token);
+    sequence += 1;
+    await call(service, 'PATCH', `/api/v1/tasks/${taskId}`, token, { 'if-match': read.headers['etag'] as string }, JSON.stringify({ sequence: sequence % 1000 }));
+  });
+  // After a write the plan is recomputed once for the caller: the offer list right after a PATCH.
+  const availableAfterWrite = await timeAsync(50, async () => {
+    const read = await call(service, 'GET', `/api/v1/tasks/${taskId}`, token);
+    sequence += 1;
+    await call(service, 'PATCH', `/api/v1/tasks/${taskId}`, token, { 'if-match': read.headers['etag'] as string }, JSON.stringify({ sequence: sequence % 1000 }));
+    await call(service, 'GET', '/api/v1/tasks/available', token);
+  });
+  return { getTaskMs: getTask, availableMs: available, readThenPatchMs: patch, writeReadPatchAvailableMs: availableAfterWrite };
+}
+
+function planCost(setup: ReturnType<typeof world>, resourceId: number): number {
+  const { db, clock } = setup;
+  const inputs = planInputStatements(db);
+  const calendars = calendarStatements(db);
+  const organisations = organisationStatements(db);
+  return measure(30, () => {
+    // A fresh planner each time, so nothing is cached: the full cost of one resource's plan.
+    createPlanner({ inputs, calendars, organisations }).planFor(1, resourceId, clock.now());
+  });
+}
+
+async function main() {
+  const results: Record<string, unknown> = { generatedAt: new Date().toISOString(), node: process.version };
+
+  const big = world(1, 1000);
+  results['resourceWith1000Tasks'] = { planMs: planCost(big, 2), ...(await requestCosts(big, big.generated)) };
+
+  const small = world(10, 100);
+  results['smallOrganisation'] = { tasks: 1000, resources: 10, planMs: planCost(small, 2), ...(await requestCosts(small, small.generated)) };
+
+  const started = performance.now();
+  const large = world(1000, 100);
+  const generatedMs = performance.now() - started;
+  results['largeOrganisation'] = {
+    tasks: 100_000, resources: 1000, generateMs: Math.round(generatedMs), planMs: planCost(large, 2),
+    ...(await requestCosts(large, large.generated)),
+  };
+
+  const round = (value: unknown) => (typeof value === 'number' ? Number(value.toFixed(3)) : value);
+  const rows = ['resourceWith1000Tasks', 'smallOrganisation', 'largeOrganisation'].map((name) => {
+    const entry = results[name] as Record<string, unknown>;
+    return { scenario: name, ...Object.fromEntries(Object.entries(entry).map(([key, value]) => [key, round(value)])) };
+  });
+  console.table(rows);
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  writeFileSync(new URL('./results/plan.json', import.meta.url), `${JSON.stringify({ ...results, rows }, null, 2)}\n`);
+}
+
+await main();
