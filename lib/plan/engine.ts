@@ -27,7 +27,7 @@ export interface PlanItem {
 export interface Placement {
   /** First planned working instant. */
   readonly start: number;
-  /** End of the last planned working minute (the horizon, when the work does not fit). */
+  /** End of the last planned working minute; when the work does not fit, of the last free working time before the horizon. */
   readonly finish: number;
   /** False when the horizon ran out before all the minutes were placed. */
   readonly complete: boolean;
@@ -35,6 +35,8 @@ export interface Placement {
 
 export interface ResourcePlan {
   readonly computedAt: number;
+  /** Length of the planning horizon in days, and its end (`computedAt` + that many days). */
+  readonly horizonDays: number;
   readonly horizonEnd: number;
   /** Tasks that got working time within the horizon: their "current scheduler allocation". */
   readonly placements: ReadonlyMap<number, Placement>;
@@ -42,14 +44,19 @@ export interface ResourcePlan {
   suggest(minutes: number, notBefore?: number): number | null;
 }
 
-/** The calendar's working time between two instants, as free segments (touching ones merged). */
+/**
+ * The calendar's working time between two instants, as free segments in time order (touching ones
+ * merged). A day's intervals may be given in any order.
+ */
 export function workingTimeline(calendar: WeeklyCalendar, from: number, to: number): Segment[] {
   const segments: Segment[] = [];
   if (calendar.size === 0 || !(to > from)) return segments;
+  const days = new Map<number, (readonly [number, number])[]>();
+  for (const [weekday, intervals] of calendar) days.set(weekday, [...intervals].sort((a, b) => a[0] - b[0]));
   let date = epochMsToLocal(from).slice(0, 10);
   const lastDate = epochMsToLocal(to).slice(0, 10);
   for (;;) {
-    for (const [startMinute, endMinute] of calendar.get(isoWeekday(date)) ?? []) {
+    for (const [startMinute, endMinute] of days.get(isoWeekday(date)) ?? []) {
       const start = Math.max(from, wallInstant(date, startMinute));
       const end = Math.min(to, wallInstant(date, endMinute));
       if (end <= start) continue;
@@ -118,7 +125,8 @@ export interface PlanInput {
  * before the horizon (contract 5: "gives the task working time within 365 days from now").
  */
 export function planResource(input: PlanInput): ResourcePlan {
-  const horizonEnd = input.now + (input.horizonDays ?? HORIZON_DAYS) * DAY_MS;
+  const horizonDays = input.horizonDays ?? HORIZON_DAYS;
+  const horizonEnd = input.now + horizonDays * DAY_MS;
   const segments = workingTimeline(input.calendar, input.now, horizonEnd);
   for (const reservation of input.reservations) {
     if (reservation.minutes > 0) occupy(segments, Math.max(input.now, reservation.notBefore), reservation.minutes);
@@ -131,6 +139,7 @@ export function planResource(input: PlanInput): ResourcePlan {
   }
   return {
     computedAt: input.now,
+    horizonDays,
     horizonEnd,
     placements,
     suggest: (minutes, notBefore = input.now) => earliestUninterruptedStart(segments, minutes, Math.max(input.now, notBefore)),

@@ -39,26 +39,34 @@ export function assigneeRemaining(task: RemainingBasis, ownEstimate: number | nu
 }
 
 /**
- * Remaining minutes as the caller's resource sees them: max(0, estimate - elapsed planned
- * duration), 0 when Done. Independent assignees carry their own estimate (or the task's);
- * Collaboration assignees share the task's remaining time.
+ * Remaining minutes for one reader at one instant: the task's on the calling worker's calendar
+ * (max(0, estimate - elapsed planned duration), 0 when Done), each assignee's on that assignee's
+ * own calendar, so it matches what the assignee's plan uses.
  */
 export function remainingMinutesFor(calendars: CalendarStatements, resourceId: number, now: number): RemainingMinutes {
-  const calendar = calendars.calendarOf(resourceId);
-  const elapsed = new Map<number, number>();
-  const elapsedOf = (row: TaskRow): number => {
-    let minutes = elapsed.get(row.id);
+  const calendarByStaff = new Map<number, WeeklyCalendar>([[resourceId, calendars.calendarOf(resourceId)]]);
+  const elapsed = new Map<string, number>();
+  const elapsedOf = (row: TaskRow, staffId: number): number => {
+    const key = `${row.id}:${staffId}`;
+    let minutes = elapsed.get(key);
     if (minutes === undefined) {
+      let calendar = calendarByStaff.get(staffId);
+      if (calendar === undefined) {
+        calendar = calendars.calendarOf(staffId);
+        calendarByStaff.set(staffId, calendar);
+      }
       minutes = elapsedPlannedMinutes(calendar, row.startedAt, now);
-      elapsed.set(row.id, minutes);
+      elapsed.set(key, minutes);
     }
     return minutes;
   };
-  const taskRemaining = (row: TaskRow): number =>
-    row.status === 'Done' ? 0 : Math.max(0, row.estimatedMinutes - elapsedOf(row));
   return {
-    task: taskRemaining,
-    assignee: (row, assigneeEstimate, assigneeCount) =>
-      assigneeRemaining(row, assigneeEstimate, assigneeCount, row.status === 'Done' ? 0 : elapsedOf(row)),
+    task: (row) => (row.status === 'Done' ? 0 : Math.max(0, row.estimatedMinutes - elapsedOf(row, resourceId))),
+    assignee: (row, staffMemberId, assigneeEstimate, assigneeCount) =>
+      assigneeRemaining(row, assigneeEstimate, assigneeCount, row.status === 'Done' ? 0 : elapsedOf(row, staffMemberId)),
+    prepare(staffMemberIds) {
+      const missing = staffMemberIds.filter((staffId) => !calendarByStaff.has(staffId));
+      if (missing.length > 0) for (const [staffId, calendar] of calendars.calendarsOf(missing)) calendarByStaff.set(staffId, calendar);
+    },
   };
 }

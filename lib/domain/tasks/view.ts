@@ -85,7 +85,10 @@ function parseFacts(text: string | null): Record<string, unknown> | null {
 /** Remaining minutes of a task and of each assignee; supplied by the planning layer. */
 export interface RemainingMinutes {
   task(row: TaskRow): number;
-  assignee(row: TaskRow, assigneeEstimate: number | null, assigneeCount: number): number;
+  /** Elapsed time counts on the assignee's own calendar. */
+  assignee(row: TaskRow, staffMemberId: number, assigneeEstimate: number | null, assigneeCount: number): number;
+  /** Loads, in one go, what `assignee` needs for these staff members (no read per task). */
+  prepare(staffMemberIds: readonly number[]): void;
 }
 
 export interface ViewOptions {
@@ -112,6 +115,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
   const changes = groupByTask(reads.sourceChanges(ids));
   const activations = groupByTask(reads.sourceActivations(ids));
   const canReadAssistance = options.principal.has('human-requests:read');
+  options.remaining.prepare([...new Set([...assignees.values()].flat().map((assignee) => assignee.staffMemberId))]);
 
   return rows.map((row): TaskView => {
     const taskIntervals = intervals.get(row.id) ?? EMPTY;
@@ -141,7 +145,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
     const assigneeViews = taskAssignees.map((assignee): AssignmentView => ({
       staffMemberId: assignee.staffMemberId,
       name: assignee.name,
-      remainingMinutes: options.remaining.assignee(row, assignee.estimatedMinutes, taskAssignees.length),
+      remainingMinutes: options.remaining.assignee(row, assignee.staffMemberId, assignee.estimatedMinutes, taskAssignees.length),
       estimatedMinutes: assignee.estimatedMinutes,
     }));
     const externalContext = (contexts.get(row.id) ?? EMPTY).map((context): SourceContextView => ({
