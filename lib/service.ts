@@ -1,4 +1,8 @@
 import { FixedWindowRateLimiter } from './auth/rate-limit.js';
+import { assertIncomingAddressed, assertStageVisible } from './domain/assistance/access.js';
+import { externalEvaluation } from './domain/assistance/evaluation.js';
+import { incomingWork } from './domain/assistance/incoming.js';
+import { assistanceRequests } from './domain/assistance/requests.js';
 import { claimUseCases } from './domain/claims.js';
 import { mutationRunner } from './domain/mutations.js';
 import { assertTaskOwned } from './domain/tasks/access.js';
@@ -20,7 +24,9 @@ import { claimStatements } from './store/claims.js';
 import { clientStatements } from './store/clients.js';
 import { openDatabase } from './store/open.js';
 import { organisationStatements } from './store/organisations.js';
+import { assistanceStatements } from './store/assistance.js';
 import { receiptStatements } from './store/receipts.js';
+import { sourceChangeStatements } from './store/source-changes.js';
 import { taskReadStatements } from './store/task-reads.js';
 import { taskWriteStatements } from './store/task-writes.js';
 
@@ -41,6 +47,7 @@ export function createService(options: ServiceOptions): Service {
   const reads = taskReadStatements(db);
   const calendars = calendarStatements(db);
   const claimRows = claimStatements(db);
+  const assistance = assistanceStatements(db);
   const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });
   const allocation: Allocation = (principal, now) => {
     if (principal.resource === null) return () => false;
@@ -57,7 +64,13 @@ export function createService(options: ServiceOptions): Service {
     }),
     writes: taskWrites({ reads, writes: taskWriteStatements(db), calendars }),
     claims: claimUseCases({ reads, claims: claimRows, allocation }),
-    mutations: mutationRunner({ db, receipts: receiptStatements(db), organisations, claims: claimRows }),
+    mutations: mutationRunner({
+      db, receipts: receiptStatements(db), organisations, claims: claimRows,
+      incomingRevision: (id) => assistance.incoming(id)?.revision,
+    }),
+    assistance: assistanceRequests(assistance),
+    incoming: incomingWork({ assistance, planner }),
+    evaluation: externalEvaluation({ assistance, changes: sourceChangeStatements(db) }),
   });
 
   const handle = createPipeline({
@@ -70,7 +83,11 @@ export function createService(options: ServiceOptions): Service {
     anonymousHandlers: new Map([
       ['getOpenApi', () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: openApiText() })],
     ]),
-    targetChecks: { task: (principal, id) => assertTaskOwned(principal, id, reads) },
+    targetChecks: {
+      task: (principal, id) => assertTaskOwned(principal, id, reads),
+      'assistance-stage': (principal, id) => assertStageVisible(principal, id, assistance),
+      incoming: (principal, id) => assertIncomingAddressed(principal, id, assistance),
+    },
   });
 
   return {

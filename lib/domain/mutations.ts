@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/authenticate.js';
 import type { RequestHeaders } from '../http/headers.js';
 import type { OperationSpec } from '../http/operations.js';
-import { claimToken, idempotencyKey, taskIfMatch, type TaskEtag } from '../http/preconditions.js';
+import { claimToken, idempotencyKey, incomingIfMatch, taskIfMatch } from '../http/preconditions.js';
 import type { ServiceResponse } from '../http/types.js';
 import type { ClaimStatements } from '../store/claims.js';
 import type { Db } from '../store/open.js';
@@ -42,6 +42,18 @@ export interface MutationDependencies {
   readonly receipts: ReceiptStatements;
   readonly organisations: OrganisationStatements;
   readonly claims: ClaimStatements;
+  /** The current revision of an Incoming item (bare UUID), for Incoming actions. */
+  readonly incomingRevision: (incomingId: number) => string | undefined;
+}
+
+/** Step 9 for one kind of target: the task ETag (task writes) or the Incoming revision. */
+interface Precondition {
+  /** The current tag, quoted: sent with every 412 so a client can recover without a re-read. */
+  readonly current: string;
+  /** Throws 428 when the header is missing and 412 when it is malformed; else whether it is current. */
+  matches(header: string | undefined): boolean;
+  /** The ETag to answer with after the write. */
+  after(changed: boolean): string;
 }
 
 /**
@@ -64,17 +76,36 @@ export function mutationRunner(deps: MutationDependencies) {
     }
   }
 
+  function taskPrecondition(taskId: number, version: number): Precondition {
+    return {
+      current: taskEtag(taskId, version),
+      matches(header) {
+        const etag = taskIfMatch(header);
+        return etag.taskId === taskId && etag.version === version;
+      },
+      after: (changed) => taskEtag(taskId, changed ? version + 1 : version),
+    };
+  }
+
+  function incomingPrecondition(incomingId: number): Precondition {
+    const revision = deps.incomingRevision(incomingId) ?? '';
+    return {
+      current: `"${revision}"`,
+      matches: (header) => incomingIfMatch(header) === revision,
+      after: () => `"${deps.incomingRevision(incomingId) ?? revision}"`,
+    };
+  }
+
   /**
-   * Step 9: the request's If-Match. Every 412 on a task write carries the task's current ETag
-   * (contract 4), a malformed If-Match included (not only a stale one), so a client can recover
-   * without a re-read.
+   * Every 412 carries the current tag (contract 4): a malformed If-Match too, and a stale
+   * revision found by the use case itself (external evaluation checks a body revision).
    */
-  function parsedIfMatch(request: WriteRequest, current: string): TaskEtag {
+  function withCurrentTag<T>(precondition: Precondition, action: () => T): T {
     try {
-      return taskIfMatch(request.headers.get('if-match'));
+      return action();
     } catch (error) {
-      if (error instanceof ServiceError && error.code === 'stale_update') {
-        throw new ServiceError('stale_update', error.detail, { etag: current });
+      if (error instanceof ServiceError && error.code === 'stale_update' && error.headers?.['etag'] === undefined) {
+        throw new ServiceError('stale_update', error.detail, { etag: precondition.current });
       }
       throw error;
     }
@@ -96,29 +127,27 @@ export function mutationRunner(deps: MutationDependencies) {
       const transaction = deps.db.transaction((): ServiceResponse => {
         receipts.purgeExpired(now);
         const version = organisations.workspaceVersion(organisationId);
-        const current = taskEtag(request.id, version);
+        const precondition =
+          operation.ifMatch === 'incoming-revision' ? incomingPrecondition(request.id) : taskPrecondition(request.id, version);
+        const ifMatch = request.headers.get('if-match');
         if (key !== null) {
           const receipt = receipts.find(organisationId, principal.clientId, key, now);
           if (receipt !== undefined) {
             if (receipt.fingerprint !== fingerprint) throw new ServiceError('idempotency_conflict');
             // A replay still needs a present, well-formed If-Match; a stale one is fine.
-            parsedIfMatch(request, current);
+            withCurrentTag(precondition, () => precondition.matches(ifMatch));
             return replay(receipt.status, receipt.headers, receipt.body);
           }
         }
 
-        const etag = parsedIfMatch(request, current);
-        if (etag.taskId !== request.id || etag.version !== version) {
-          throw new ServiceError('stale_update', 'stale If-Match', { etag: current });
+        if (!withCurrentTag(precondition, () => precondition.matches(ifMatch))) {
+          throw new ServiceError('stale_update', 'stale If-Match', { etag: precondition.current });
         }
         if (operation.claimHeader) checkClaimHeader(request);
 
-        const outcome = apply();
+        const outcome = withCurrentTag(precondition, apply);
         if (outcome.changed) organisations.bumpWorkspaceVersion(organisationId);
-        const headers: Record<string, string> = {
-          ...outcome.headers,
-          etag: taskEtag(request.id, outcome.changed ? version + 1 : version),
-        };
+        const headers: Record<string, string> = { ...outcome.headers, etag: precondition.after(outcome.changed) };
         const response: ServiceResponse = { status: outcome.status, headers };
         if (outcome.body !== undefined) {
           headers['content-type'] = 'application/json';

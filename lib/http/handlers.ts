@@ -1,10 +1,14 @@
+import type { AssistanceRequests } from '../domain/assistance/requests.js';
+import type { ExternalEvaluation } from '../domain/assistance/evaluation.js';
+import type { IncomingWork } from '../domain/assistance/incoming.js';
 import type { ClaimUseCases } from '../domain/claims.js';
 import { identityView } from '../domain/identity.js';
 import type { MutationOutcome, MutationRunner } from '../domain/mutations.js';
 import type { TaskReads } from '../domain/tasks/read.js';
 import type { TaskWrites } from '../domain/tasks/write.js';
 import type {
-  ActualEffortInput, ClaimRequestInput, NoteCreateInput, TaskPatchInput,
+  ActualEffortInput, AssistanceCreateInput, ClaimRequestInput, ExternalEvaluationInput, IncomingCompleteInput,
+  IncomingPlanInput, IncomingReassignInput, NoteCreateInput, TaskPatchInput,
 } from '../schemas/requests.js';
 import { ifNoneMatchHits } from './conditional.js';
 import { jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
@@ -14,6 +18,9 @@ export interface HandlerDependencies {
   readonly writes: TaskWrites;
   readonly claims: ClaimUseCases;
   readonly mutations: MutationRunner;
+  readonly assistance: AssistanceRequests;
+  readonly incoming: IncomingWork;
+  readonly evaluation: ExternalEvaluation;
 }
 
 /**
@@ -26,7 +33,7 @@ function bodyOf<T>(context: OperationContext): T {
 
 /** Binds each operation id to its use case. */
 export function operationHandlers(deps: HandlerDependencies): Map<string, OperationHandler> {
-  const { tasks, writes, claims, mutations } = deps;
+  const { tasks, writes, claims, mutations, assistance, incoming, evaluation } = deps;
 
   const write = (apply: (context: OperationContext) => MutationOutcome): OperationHandler => (context) =>
     mutations.run(
@@ -61,5 +68,13 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     ['claimTask', write((c) => claims.claim(c.principal, c.id, c.now))],
     ['renewClaim', write((c) => claims.renew(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
     ['releaseClaim', write((c) => claims.release(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
+    ['createHumanRequest', write((c) => assistance.create(c.principal, c.id, bodyOf<AssistanceCreateInput>(c), c.now))],
+    ['getHumanRequest', ({ id }) => jsonResponse(200, assistance.read(id))],
+    ['evaluateExternal', write((c) => evaluation.evaluate(c.id, bodyOf<ExternalEvaluationInput>(c), c.now))],
+    ['listIncoming', ({ principal, query, now }) => jsonResponse(200, incoming.list(principal, query.get('includeAccepted') === 'true', now))],
+    ['startIncoming', write((c) => incoming.start(c.id, c.now))],
+    ['planIncoming', write((c) => incoming.plan(c.id, bodyOf<IncomingPlanInput>(c)))],
+    ['reassignIncoming', write((c) => incoming.reassign(c.principal, c.id, bodyOf<IncomingReassignInput>(c)))],
+    ['completeIncoming', write((c) => incoming.complete(c.id, bodyOf<IncomingCompleteInput>(c), c.now))],
   ]);
 }

@@ -7,35 +7,19 @@ import { claimStatements } from '../../lib/store/claims.js';
 import { clientStatements } from '../../lib/store/clients.js';
 import { organisationStatements } from '../../lib/store/organisations.js';
 import { receiptStatements } from '../../lib/store/receipts.js';
-import { harness, type Harness } from '../helpers/service.js';
-import { baseFixture, TOKENS } from '../helpers/fixture.js';
-import { expectProblem } from '../http/expect-problem.js';
+import type { Harness } from '../helpers/service.js';
+import { ALL_SCOPES, baseFixture, TOKENS, TWIN, withTwin } from '../helpers/fixture.js';
+import { adaWorld, API, etagOf, LEASE_11, REMAINING_WARNING, workspaceVersion } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 /** Idempotency-Key receipts (contract 3, spec "Task write headers" and Limits). */
 
-const API = '/api/v1';
 const DAY_MS = 24 * 60 * 60 * 1000;
-const TWIN = 'wta_test_ada_twin_client';
-const WARNING = '299 worker-task-api "remainingMinutes is deprecated; send estimatedMinutes"';
 const KEY_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-';
 
 /** The shared world plus a second full-scope client of Ada's resource (id 109). */
 function world(): Harness {
-  const fixture = baseFixture();
-  fixture.clients.push({
-    id: 109, organisationId: 1, name: 'ada-twin', token: TWIN, sponsorId: 11, resourceId: 10, isActive: true,
-    scopes: ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes', 'human-requests:create', 'human-requests:read'],
-  });
-  return harness({ fixture, defaultToken: TOKENS.ada, rateLimit: 10_000 });
-}
-
-async function etagOf(h: Harness, id: number, token?: string): Promise<string> {
-  const response = await h.call('GET', `${API}/tasks/${id}`, token === undefined ? {} : { token });
-  return response.headers['etag'] as string;
-}
-
-function workspaceVersion(h: Harness): number {
-  return (h.db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
+  return adaWorld({ fixture: withTwin(baseFixture(), ALL_SCOPES), rateLimit: 10_000 });
 }
 
 function notesOn(h: Harness, taskId: number): string[] {
@@ -58,7 +42,7 @@ const INTERVAL = { staffMemberId: 10, start: '2026-11-16T08:00:00', end: '2026-1
 
 t.test('IDEMPOTENCY: the key is required on claim, renew and release (422 idempotency_key_required when missing)', async (t) => {
   const h = world();
-  const lease = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
+  const lease = LEASE_11;
   expectProblem(t, await h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': await etagOf(h, 1) } }), 'idempotency_key_required', 'claim');
   expectProblem(t, await h.call('POST', `${API}/tasks/11/claim/renew`, { headers: { 'if-match': await etagOf(h, 11) }, body: { token: lease } }), 'idempotency_key_required', 'renew');
   expectProblem(t, await h.call('POST', `${API}/tasks/11/claim/release`, { headers: { 'if-match': await etagOf(h, 11) }, body: { token: lease } }), 'idempotency_key_required', 'release');
@@ -75,7 +59,7 @@ t.test('IDEMPOTENCY: the key is optional on PATCH, notes and effort', async (t) 
 t.test('IDEMPOTENCY: a malformed key (empty, 101 characters, "a b", non-ASCII) is 422 on every write', async (t) => {
   const h = world();
   const bad = ['', KEY_CHARS.repeat(2).slice(0, 101), 'a b', 'ключ', 'a/b'];
-  const lease = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
+  const lease = LEASE_11;
   for (const key of bad) {
     const label = JSON.stringify(key);
     const patch = await h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': key }, body: { sequence: 9 } });
@@ -136,7 +120,7 @@ t.test('IDEMPOTENCY: a replayed claim returns the original lease, even after it 
 
 t.test('IDEMPOTENCY: replays of renew, release and effort return their original outcome', async (t) => {
   const h = world();
-  const lease = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
+  const lease = LEASE_11;
   const renewEtag = await etagOf(h, 11);
   const renew = await h.call('POST', `${API}/tasks/11/claim/renew`, { headers: { 'if-match': renewEtag, 'idempotency-key': 'r' }, body: { token: lease } });
   t.equal(renew.status, 200);
@@ -167,17 +151,20 @@ t.test('IDEMPOTENCY: a replayed PATCH with remainingMinutes repeats the Warning 
   const etag = await etagOf(h, 1);
   const first = await h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': etag, 'idempotency-key': 'p' }, body: { remainingMinutes: 30 } });
   t.equal(first.status, 204);
-  t.equal(first.headers['warning'], WARNING);
+  t.equal(first.headers['warning'], REMAINING_WARNING);
   const replay = await h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': etag, 'idempotency-key': 'p' }, body: { remainingMinutes: 30 } });
   t.equal(replay.status, 204);
-  t.equal(replay.headers['warning'], WARNING);
+  t.equal(replay.headers['warning'], REMAINING_WARNING);
   t.equal(replay.headers['etag'], first.headers['etag']);
   t.equal(replay.headers['idempotent-replayed'], 'true');
 });
 
 t.test('IDEMPOTENCY: a replay repeats the stored Location header (runner level; human-requests stores one)', async (t) => {
   const h = world();
-  const runner = mutationRunner({ db: h.db, receipts: receiptStatements(h.db), organisations: organisationStatements(h.db), claims: claimStatements(h.db) });
+  const runner = mutationRunner({
+    db: h.db, receipts: receiptStatements(h.db), organisations: organisationStatements(h.db), claims: claimStatements(h.db),
+    incomingRevision: () => undefined,
+  });
   const principal = authenticate(`Bearer ${TOKENS.ada}`, clientStatements(h.db));
   const operation = OPERATIONS.find((o) => o.operationId === 'createHumanRequest');
   if (operation === undefined) throw new Error('no createHumanRequest operation');
@@ -312,7 +299,7 @@ t.test('IDEMPOTENCY: a replay re-checks ownership (task reassigned away gives 40
 
 t.test('IDEMPOTENCY: only 2xx outcomes are stored: after a 409 or 422 the same key with a fixed request succeeds', async (t) => {
   const h = world();
-  const lease = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
+  const lease = LEASE_11;
   expectProblem(t, await note(h, 11, 'under a lease', 'k'), 'task_claimed', 'no X-Task-Claim under a live lease');
   t.equal(receiptCount(h), 0, 'no receipt for the 409');
   const fixed = await note(h, 11, 'under a lease', 'k', { headers: { 'x-task-claim': lease } });

@@ -1,0 +1,62 @@
+import type { ExternalEvaluationInput } from '../../schemas/requests.js';
+import type { AssistanceStatements } from '../../store/assistance.js';
+import type { SourceChangeStatements } from '../../store/source-changes.js';
+import { ServiceError } from '../errors.js';
+import { nonblank } from '../local-time-input.js';
+import type { MutationOutcome } from '../mutations.js';
+import { incomingUpdate } from './incoming.js';
+
+export interface EvaluationDependencies {
+  readonly assistance: AssistanceStatements;
+  readonly changes: SourceChangeStatements;
+}
+
+/**
+ * POST /tasks/{id}/external-evaluation (contract 8): acknowledge a source change, or judge a
+ * response to this task's assistance at the revision the agent saw.
+ */
+export function externalEvaluation(deps: EvaluationDependencies) {
+  const { assistance, changes } = deps;
+
+  return {
+    evaluate(taskId: number, input: ExternalEvaluationInput, now: number): MutationOutcome {
+      if (input.decision === 'acknowledge') {
+        const change = changes.changeOfTask(input.eventId, taskId);
+        if (change === undefined) throw new ServiceError('invalid_field', 'unknown eventId for this task');
+        if (change.acknowledgedUtc !== null) throw new ServiceError('source_context_changed', 'already acknowledged');
+        changes.acknowledge(change.id, now);
+        return { status: 204, changed: true };
+      }
+
+      const row = assistance.incoming(input.incomingId);
+      if (row === undefined || row.originTaskId !== taskId) {
+        throw new ServiceError('invalid_field', 'incomingId is not assistance of this task');
+      }
+      if (input.revision.toLowerCase() !== row.revision) throw new ServiceError('stale_update', 'revision is not current');
+      if (row.responseState === 'resolved') throw new ServiceError('request_completed');
+      if (row.responseState !== 'responded') throw new ServiceError('incoming_state_conflict', 'no response to evaluate');
+
+      const update = incomingUpdate(row);
+      if (input.decision === 'resolve') {
+        // A reply alone never resolves a blocker; this decision does, and ends the item.
+        return commit({ ...update, responseState: 'resolved', lifecycle: 'completed', completedUtc: row.completedUtc ?? now });
+      }
+      // keepwaiting and followup: the question is open again; a completed item goes back to work.
+      const reopened = {
+        ...update,
+        responseState: 'open' as const,
+        ...(row.lifecycle === 'completed' ? { lifecycle: 'inprogress' as const, completedUtc: null } : {}),
+      };
+      if (input.decision === 'keepwaiting') return commit(reopened);
+      const message = nonblank(input.message, 'message');
+      return commit({ ...reopened, details: row.details === null ? message : `${row.details}\n\nFollow-up: ${message}` });
+    },
+  };
+
+  function commit(update: ReturnType<typeof incomingUpdate>): MutationOutcome {
+    assistance.updateIncoming(update);
+    return { status: 204, changed: true };
+  }
+}
+
+export type ExternalEvaluation = ReturnType<typeof externalEvaluation>;
