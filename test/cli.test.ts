@@ -9,8 +9,7 @@ import { hashToken } from '../lib/auth/token.js';
 import { loadFixtureFile } from '../lib/fixtures/load.js';
 import { createService } from '../lib/service.js';
 import { openDatabase } from '../lib/store/open.js';
-
-type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+import type { TapTest } from './helpers/api.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEMO = join(ROOT, 'fixtures', 'demo.json');
@@ -95,7 +94,7 @@ async function run(args: readonly string[]): Promise<Output & { code: number | n
 }
 
 /** Starts `serve` and resolves once it prints its listening line; killed at teardown. */
-async function serve(tt: Test, args: readonly string[]) {
+async function serve(tt: TapTest, args: readonly string[]) {
   const child = start(['serve', '--port', '0', ...args]);
   tt.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -106,7 +105,7 @@ async function serve(tt: Test, args: readonly string[]) {
 }
 
 /** A file database holding the demo fixture, loaded in-process. */
-function demoDatabase(tt: Test): string {
+function demoDatabase(tt: TapTest): string {
   const path = join(tt.testdir(), 'demo.sqlite');
   const { db } = openDatabase(path);
   loadFixtureFile(db, DEMO);

@@ -4,13 +4,12 @@ import type { Server } from 'node:http';
 import { createNodeServer, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
 import type { ServiceRequest, ServiceResponse } from '../../lib/http/types.js';
 import { createService } from '../../lib/service.js';
-
-type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+import type { TapTest } from '../helpers/api.js';
 
 const LIMIT = 131072;
 
 /** Listens on 127.0.0.1, port 0; the server is torn down with the test. */
-async function listen(tt: Test, service: Handler, options?: NodeServerOptions): Promise<{ server: Server; base: string; port: number }> {
+async function listen(tt: TapTest, service: Handler, options?: NodeServerOptions): Promise<{ server: Server; base: string; port: number }> {
   const server = createNodeServer(service, options);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   tt.teardown(

@@ -1,28 +1,14 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { harness, type Harness } from '../helpers/service.js';
-import { baseFixture, TOKENS } from '../helpers/fixture.js';
-import { expectProblem } from '../http/expect-problem.js';
+import type { Harness } from '../helpers/service.js';
+import { baseFixture, TOKENS, TWIN, withTwin } from '../helpers/fixture.js';
+import { adaWorld, API, etagOf, LEASE_11, workspaceVersion, ZERO_UUID } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 /** X-Task-Claim on task writes other than claim, renew and release (contract 2, step 10 of contract 1). */
 
-const API = '/api/v1';
-const TWIN = 'wta_test_ada_twin_client';
-/** The fixture's live lease of ada-bot on task 11, expiring 10:10Z. */
-const LEASE_11 = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
-const ZERO = '00000000-0000-0000-0000-000000000000';
-
 function world(): Harness {
-  const fixture = baseFixture();
-  fixture.clients.push({
-    id: 109, organisationId: 1, name: 'ada-twin', token: TWIN, sponsorId: 11, resourceId: 10, isActive: true,
-    scopes: ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes'],
-  });
-  return harness({ fixture, defaultToken: TOKENS.ada, rateLimit: 10_000 });
-}
-
-async function etagOf(h: Harness, id: number): Promise<string> {
-  return (await h.call('GET', `${API}/tasks/${id}`)).headers['etag'] as string;
+  return adaWorld({ fixture: withTwin(baseFixture(), ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes']), rateLimit: 10_000 });
 }
 
 let keys = 0;
@@ -57,10 +43,6 @@ async function write(h: Harness, kind: Write, id: number, claimHeader: string | 
   return h.call('PUT', `${API}/tasks/${id}/actual-effort`, {
     headers, body: { actualIntervals: [{ staffMemberId: 10, start: '2026-11-16T08:00:00', end: '2026-11-16T09:00:00' }] }, ...token,
   });
-}
-
-function workspaceVersion(h: Harness): number {
-  return (h.db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
 }
 
 t.test('X-TASK-CLAIM: with a live lease, a missing header is 409 task_claimed', async (t) => {
@@ -118,7 +100,7 @@ t.test('X-TASK-CLAIM: with no live lease, any token sent (unknown, expired, rele
 t.test('X-TASK-CLAIM: a malformed or all-zero header is 400 validation_failed, with or without a live lease', async (t) => {
   const h = world();
   const before = workspaceVersion(h);
-  for (const bad of ['nope', ZERO, LEASE_11.replaceAll('-', ''), `"${LEASE_11}"`, `${LEASE_11}x`]) {
+  for (const bad of ['nope', ZERO_UUID, LEASE_11.replaceAll('-', ''), `"${LEASE_11}"`, `${LEASE_11}x`]) {
     for (const kind of WRITES) {
       expectProblem(t, await write(h, kind, 11, bad), 'validation_failed', `${kind} under a lease: ${bad}`);
       expectProblem(t, await write(h, kind, 1, bad), 'validation_failed', `${kind} without a lease: ${bad}`);

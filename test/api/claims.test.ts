@@ -1,31 +1,23 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { harness, type Harness } from '../helpers/service.js';
-import { baseFixture, TOKENS } from '../helpers/fixture.js';
-import { expectProblem } from '../http/expect-problem.js';
+import type { Harness } from '../helpers/service.js';
+import { baseFixture, TOKENS, TWIN, withTwin } from '../helpers/fixture.js';
+import { adaWorld, API, etagOf, LEASE_11, ZERO_UUID } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 /** Claims (leases): contract 2 and the spec's claim lifecycle table and claim endpoints. */
 
-const API = '/api/v1';
 const MINUTE = 60_000;
 const LEASE_MS = 15 * MINUTE;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const TWIN = 'wta_test_ada_twin_client';
-/** The fixture's live lease of ada-bot on task 11, expiring 10:10Z. */
-const LEASE_11 = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
-const ZERO = '00000000-0000-0000-0000-000000000000';
 
 /**
  * The shared world plus a second client of Ada's resource and tasks that combine states, so the
  * check order (Done, blocked, otherwise not runnable, live lease) shows.
  */
 function world(): Harness {
-  const fixture = baseFixture();
-  fixture.clients.push({
-    id: 109, organisationId: 1, name: 'ada-twin', token: TWIN, sponsorId: 11, resourceId: 10, isActive: true,
-    scopes: ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes'],
-  });
+  const fixture = withTwin(baseFixture(), ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes']);
   const ada = [{ staffMemberId: 10 }];
   fixture.tasks.push(
     { id: 20, projectId: 4, title: 'Done, waiting, blocked, shelved', status: 'Done', isWaiting: true, dependencyIds: [2], estimatedMinutes: 10,
@@ -39,11 +31,7 @@ function world(): Harness {
     { taskId: 23, clientId: 103, token: randomUUID(), expiresUtc: '2026-11-16T10:30:00.000Z' },
     { taskId: 24, clientId: 103, token: randomUUID(), expiresUtc: '2026-11-16T10:30:00.000Z' },
   );
-  return harness({ fixture, defaultToken: TOKENS.ada, rateLimit: 10_000 });
-}
-
-async function etagOf(h: Harness, id: number): Promise<string> {
-  return (await h.call('GET', `${API}/tasks/${id}`)).headers['etag'] as string;
+  return adaWorld({ fixture, rateLimit: 10_000 });
 }
 
 let keys = 0;
@@ -187,7 +175,7 @@ t.test('RENEW/RELEASE: a missing, null, all-zero or malformed token is 400 valid
   const h = world();
   for (const action of ['renew', 'release'] as const) {
     for (const [label, body] of [
-      ['no body', undefined], ['{}', {}], ['null token', { token: null }], ['all-zero', { token: ZERO }],
+      ['no body', undefined], ['{}', {}], ['null token', { token: null }], ['all-zero', { token: ZERO_UUID }],
       ['malformed', { token: 'abc' }], ['number', { token: 123 }], ['braced', { token: `{${LEASE_11}}` }],
       ['no dashes', { token: LEASE_11.replaceAll('-', '') }], ['extra member', { token: LEASE_11, x: 1 }],
     ] as const) {

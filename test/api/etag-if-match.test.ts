@@ -1,20 +1,10 @@
 import t from 'tap';
 import { harness, type Harness } from '../helpers/service.js';
 import { TOKENS } from '../helpers/fixture.js';
-import { expectProblem } from '../http/expect-problem.js';
+import { API, etagOf, LEASE_11, workspaceVersion } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 /** If-Match on task writes (contract 1 steps 7-9): 428 missing, 412 malformed or stale, and where those sit in the order. */
-
-const API = '/api/v1';
-const LEASE_11 = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
-
-async function etagOf(h: Harness, id: number): Promise<string> {
-  return (await h.call('GET', `${API}/tasks/${id}`)).headers['etag'] as string;
-}
-
-function workspaceVersion(h: Harness): number {
-  return (h.db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
-}
 
 /** Every task write, as it would succeed given a current If-Match. */
 const WRITES: { name: string; method: string; path: string; body?: unknown; key?: string }[] = [

@@ -1,22 +1,12 @@
 import t from 'tap';
 import { harness, type Harness } from '../helpers/service.js';
 import { TOKENS } from '../helpers/fixture.js';
-import { expectProblem } from '../http/expect-problem.js';
+import { API, etagOf, LEASE_11, workspaceVersion } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 /** Contract 4: the per-organisation workspace version and the task ETags that embed it. */
 
-const API = '/api/v1';
 const ETAG = /^"task-(\d+)-plan-(\d+)"$/;
-
-function workspaceVersion(h: Harness, organisationId = 1): number {
-  return (h.db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = ?').get(organisationId) as { v: number }).v;
-}
-
-async function etagOf(h: Harness, id: number, token?: string): Promise<string> {
-  const response = await h.call('GET', `${API}/tasks/${id}`, token === undefined ? {} : { token });
-  if (response.status !== 200) throw new Error(`GET /tasks/${id}: ${response.status}`);
-  return response.headers['etag'] as string;
-}
 
 /** The successful task writes of the spec, each run once against a fresh harness. */
 const WRITES: { name: string; run: (h: Harness) => Promise<{ status: number; headers: Record<string, string> }> }[] = [
@@ -44,14 +34,14 @@ const WRITES: { name: string; run: (h: Harness) => Promise<{ status: number; hea
     // Task 11 carries a live lease of ada-bot in the shared fixture.
     run: async (h) => h.call('POST', `${API}/tasks/11/claim/renew`, {
       headers: { 'if-match': await etagOf(h, 11), 'idempotency-key': 'renew-11' },
-      body: { token: '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10' },
+      body: { token: LEASE_11 },
     }),
   },
   {
     name: 'release',
     run: async (h) => h.call('POST', `${API}/tasks/11/claim/release`, {
       headers: { 'if-match': await etagOf(h, 11), 'idempotency-key': 'release-11' },
-      body: { token: '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10' },
+      body: { token: LEASE_11 },
     }),
   },
 ];

@@ -1,13 +1,12 @@
 import t from 'tap';
-import { harness, type CallResult, type Harness } from '../helpers/service.js';
+import type { Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import { adaWorld, expectCode, postNote, readTask } from '../helpers/api.js';
 
 /**
  * POST /tasks/{id}/notes: appends a note (never replaces the description), text 1 to 20000
  * characters and not blank, scope tasks:notes; notes are read with the single task only.
  */
-
-type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const NO_NOTES = 'wta_test_ada_no_notes_scope';
 
@@ -23,23 +22,7 @@ function notesFixture(): FixtureShape {
 }
 
 function world(): Harness {
-  return harness({ fixture: notesFixture(), defaultToken: TOKENS.ada, rateLimit: 100_000 });
-}
-
-async function read(h: Harness, id: number, token?: string) {
-  const response = await h.call('GET', `/api/v1/tasks/${id}`, token === undefined ? {} : { token });
-  if (response.status !== 200) throw new Error(`GET /tasks/${id} gave ${response.status}`);
-  return response.json;
-}
-
-async function postNote(h: Harness, id: number, body: unknown, token?: string): Promise<CallResult> {
-  const { etag } = await read(h, id, token);
-  return h.call('POST', `/api/v1/tasks/${id}/notes`, { headers: { 'if-match': etag }, body, ...(token === undefined ? {} : { token }) });
-}
-
-function expectProblem(t: TapTest, response: CallResult, status: number, code: string, label: string) {
-  t.equal(response.status, status, `${label}: status ${status}`);
-  t.equal(response.json?.code, code, `${label}: code ${code}`);
+  return adaWorld({ fixture: notesFixture() });
 }
 
 t.test('POST notes: appends each note, in order, with clientName, staffName and createdUtc = now', async (t) => {
@@ -49,7 +32,7 @@ t.test('POST notes: appends each note, in order, with clientName, staffName and 
   t.equal(first.text ?? '', '', 'no body');
   h.clock.set('2026-11-16T10:05:30.250Z');
   t.equal((await postNote(h, 4, { text: 'Deployed the fix' }, TOKENS.bob)).status, 204, 'a co-assignee adds one too');
-  const { notes } = await read(h, 4);
+  const { notes } = await readTask(h, 4);
   t.equal(notes.length, 2, 'both are kept');
   t.match(notes, [
     { text: 'Found the cause', createdUtc: '2026-11-16T10:00:00.000Z', clientName: 'ada-bot', staffName: 'Ada' },
@@ -58,52 +41,52 @@ t.test('POST notes: appends each note, in order, with clientName, staffName and 
   for (const note of notes) t.strictSame(Object.keys(note).sort(), ['clientName', 'createdUtc', 'id', 'staffName', 'text']);
   t.ok(Number.isInteger(notes[0].id) && notes[1].id > notes[0].id, 'ids increase');
   t.equal((await postNote(h, 4, { text: 'Found the cause' })).status, 204, 'the same text again is a new note');
-  t.equal((await read(h, 4)).notes.length, 3);
+  t.equal((await readTask(h, 4)).notes.length, 3);
 });
 
 t.test('POST notes: a note never replaces or changes the description', async (t) => {
   const h = world();
-  const before = await read(h, 1);
+  const before = await readTask(h, 1);
   t.equal((await postNote(h, 1, { text: 'A remark, not a description' })).status, 204);
-  const after = await read(h, 1);
+  const after = await readTask(h, 1);
   t.equal(after.description, 'The original description');
   const { notes: _a, etag: _b, ...restBefore } = before;
   const { notes: _c, etag: _d, ...restAfter } = after;
   t.strictSame(restAfter, restBefore, 'only the notes (and the ETag) changed');
   t.equal(after.notes.length, 1);
   t.equal((await postNote(h, 3, { text: 'On a task without description' })).status, 204);
-  t.equal((await read(h, 3)).description, null);
+  t.equal((await readTask(h, 3)).description, null);
 });
 
 t.test("POST notes: text '' or 20001 characters gives 400, whitespace only 422 invalid_field, 20000 characters is fine", async (t) => {
   const h = world();
-  expectProblem(t, await postNote(h, 1, { text: '' }), 400, 'validation_failed', 'empty');
-  expectProblem(t, await postNote(h, 1, { text: 'n'.repeat(20001) }), 400, 'validation_failed', '20001 characters');
-  for (const text of ['   ', '\n\t ', ' ']) expectProblem(t, await postNote(h, 1, { text }), 422, 'invalid_field', JSON.stringify(text));
+  expectCode(t, await postNote(h, 1, { text: '' }), 400, 'validation_failed', 'empty');
+  expectCode(t, await postNote(h, 1, { text: 'n'.repeat(20001) }), 400, 'validation_failed', '20001 characters');
+  for (const text of ['   ', '\n\t ', ' ']) expectCode(t, await postNote(h, 1, { text }), 422, 'invalid_field', JSON.stringify(text));
   for (const [label, body] of [['missing', {}], ['null', { text: null }], ['number', { text: 5 }], ['extra member', { text: 'ok', kind: 'x' }]] as const) {
-    expectProblem(t, await postNote(h, 1, body), 400, 'validation_failed', label);
+    expectCode(t, await postNote(h, 1, body), 400, 'validation_failed', label);
   }
-  t.equal((await read(h, 1)).notes.length, 0, 'nothing was added');
+  t.equal((await readTask(h, 1)).notes.length, 0, 'nothing was added');
   t.equal((await postNote(h, 1, { text: 'n'.repeat(20000) })).status, 204, '20000 characters');
   t.equal((await postNote(h, 1, { text: 'x' })).status, 204, 'one character');
   t.equal((await postNote(h, 1, { text: '  spaced out  ' })).status, 204);
-  t.strictSame((await read(h, 1)).notes.map((note: { text: string }) => note.text.length), [20000, 1, 14], 'stored verbatim');
+  t.strictSame((await readTask(h, 1)).notes.map((note: { text: string }) => note.text.length), [20000, 1, 14], 'stored verbatim');
 });
 
 t.test('POST notes: scope tasks:notes is required (403 permission_denied)', async (t) => {
   const h = world();
   for (const token of [NO_NOTES, TOKENS.readOnly]) {
-    expectProblem(t, await postNote(h, 1, { text: 'Not allowed' }, token), 403, 'permission_denied', token);
+    expectCode(t, await postNote(h, 1, { text: 'Not allowed' }, token), 403, 'permission_denied', token);
   }
-  t.equal((await read(h, 1)).notes.length, 0);
-  t.equal((await read(h, 1, NO_NOTES)).notes.length, 0, 'reading notes needs only tasks:read');
+  t.equal((await readTask(h, 1)).notes.length, 0);
+  t.equal((await readTask(h, 1, NO_NOTES)).notes.length, 0, 'reading notes needs only tasks:read');
 });
 
 t.test('POST notes: notes appear in the single-task read and never in the lists', async (t) => {
   const h = world();
   for (const id of [1, 2, 5]) t.equal((await postNote(h, id, { text: `Note on ${id}` })).status, 204);
-  t.equal((await read(h, 1)).notes[0].text, 'Note on 1');
-  t.equal((await read(h, 2)).notes[0].text, 'Note on 2');
+  t.equal((await readTask(h, 1)).notes[0].text, 'Note on 1');
+  t.equal((await readTask(h, 2)).notes[0].text, 'Note on 2');
   const available = (await h.call('GET', '/api/v1/tasks/available')).json;
   const waiting = (await h.call('GET', '/api/v1/tasks/waiting')).json;
   t.ok(available.some((task: { id: number }) => task.id === 1), 'task 1 is offered');

@@ -1,6 +1,7 @@
 import t from 'tap';
-import { harness, type CallResult, type Harness } from '../helpers/service.js';
-import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import type { Harness } from '../helpers/service.js';
+import { baseFixture } from '../helpers/fixture.js';
+import { adaWorld, expectCode, patchTask, readTask, workspaceVersion, type TapTest } from '../helpers/api.js';
 
 /**
  * PATCH /tasks/{id}, the TaskPatch table: every member with valid and boundary values, omission,
@@ -9,38 +10,11 @@ import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
  * step 11).
  */
 
-type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
-
-function world(fixture: FixtureShape = baseFixture()): Harness {
-  return harness({ fixture, defaultToken: TOKENS.ada, rateLimit: 100_000 });
-}
-
-async function read(h: Harness, id: number) {
-  const response = await h.call('GET', `/api/v1/tasks/${id}`);
-  if (response.status !== 200) throw new Error(`GET /tasks/${id} gave ${response.status}`);
-  return response.json;
-}
-
-/** PATCH with the task's current ETag, read first. */
-async function patch(h: Harness, id: number, body: unknown): Promise<CallResult> {
-  const { etag } = await read(h, id);
-  return h.call('PATCH', `/api/v1/tasks/${id}`, { headers: { 'if-match': etag }, body });
-}
-
-function version(h: Harness): number {
-  return (h.db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
-}
-
-function expectProblem(t: TapTest, response: CallResult, status: number, code: string, label: string) {
-  t.equal(response.status, status, `${label}: status ${status}`);
-  t.equal(response.json?.code, code, `${label}: code ${code}`);
-}
-
 /** Sends each body to a fresh copy of the task and expects 400 validation_failed with nothing changed. */
 async function expectRejected(t: TapTest, h: Harness, id: number, bodies: [string, unknown][]) {
-  const before = await read(h, id);
-  for (const [label, body] of bodies) expectProblem(t, await patch(h, id, body), 400, 'validation_failed', label);
-  t.strictSame(await read(h, id), before, 'the task is unchanged');
+  const before = await readTask(h, id);
+  for (const [label, body] of bodies) expectCode(t, await patchTask(h, id, body), 400, 'validation_failed', label);
+  t.strictSame(await readTask(h, id), before, 'the task is unchanged');
 }
 
 /** Past, non-overlapping one-minute intervals of Ada's, in November (GMT, so UTC reads as London). */
@@ -54,43 +28,43 @@ function intervals(count: number) {
 }
 
 t.test('PATCH: title accepts 1 and 200 characters; an empty or 201-character title gives 400', async (t) => {
-  const h = world();
+  const h = adaWorld();
   for (const title of ['x', 'T'.repeat(200), 'Write better copy']) {
-    const response = await patch(h, 1, { title });
+    const response = await patchTask(h, 1, { title });
     t.equal(response.status, 204, `${title.length} characters`);
-    t.equal((await read(h, 1)).title, title);
+    t.equal((await readTask(h, 1)).title, title);
   }
   await expectRejected(t, h, 1, [['empty', { title: '' }], ['201 characters', { title: 'T'.repeat(201) }], ['number', { title: 7 }]]);
 });
 
 t.test('PATCH: a whitespace-only title gives 422 invalid_field', async (t) => {
-  const h = world();
-  const before = await read(h, 1);
+  const h = adaWorld();
+  const before = await readTask(h, 1);
   for (const title of ['   ', ' ', '\t\n']) {
-    expectProblem(t, await patch(h, 1, { title }), 422, 'invalid_field', JSON.stringify(title));
+    expectCode(t, await patchTask(h, 1, { title }), 422, 'invalid_field', JSON.stringify(title));
   }
-  t.strictSame(await read(h, 1), before, 'nothing changed');
-  t.equal((await patch(h, 1, { title: '  padded  ' })).status, 204, 'surrounding blanks around text are fine');
-  t.equal((await read(h, 1)).title, '  padded  ', 'stored as sent');
+  t.strictSame(await readTask(h, 1), before, 'nothing changed');
+  t.equal((await patchTask(h, 1, { title: '  padded  ' })).status, 204, 'surrounding blanks around text are fine');
+  t.equal((await readTask(h, 1)).title, '  padded  ', 'stored as sent');
 });
 
 t.test('PATCH: description accepts 20000 characters, 20001 gives 400, and null clears it', async (t) => {
-  const h = world();
-  t.equal((await patch(h, 1, { description: 'd'.repeat(20000) })).status, 204);
-  t.equal((await read(h, 1)).description.length, 20000);
-  t.equal((await patch(h, 1, { description: '' })).status, 204, 'an empty description is allowed (no minimum)');
-  t.equal((await read(h, 1)).description, '');
-  t.equal((await patch(h, 1, { description: 'Some words' })).status, 204);
+  const h = adaWorld();
+  t.equal((await patchTask(h, 1, { description: 'd'.repeat(20000) })).status, 204);
+  t.equal((await readTask(h, 1)).description.length, 20000);
+  t.equal((await patchTask(h, 1, { description: '' })).status, 204, 'an empty description is allowed (no minimum)');
+  t.equal((await readTask(h, 1)).description, '');
+  t.equal((await patchTask(h, 1, { description: 'Some words' })).status, 204);
   await expectRejected(t, h, 1, [['20001 characters', { description: 'd'.repeat(20001) }], ['number', { description: 1 }]]);
-  t.equal((await patch(h, 1, { description: null })).status, 204);
-  t.equal((await read(h, 1)).description, null, 'null clears');
+  t.equal((await patchTask(h, 1, { description: null })).status, 204);
+  t.equal((await readTask(h, 1)).description, null, 'null clears');
 });
 
 t.test('PATCH: sequence accepts 0 to 100000; outside, fractional or string values give 400', async (t) => {
-  const h = world();
+  const h = adaWorld();
   for (const sequence of [0, 100000, 42]) {
-    t.equal((await patch(h, 1, { sequence })).status, 204, `sequence ${sequence}`);
-    t.equal((await read(h, 1)).sequence, sequence);
+    t.equal((await patchTask(h, 1, { sequence })).status, 204, `sequence ${sequence}`);
+    t.equal((await readTask(h, 1)).sequence, sequence);
   }
   await expectRejected(t, h, 1, [
     ['-1', { sequence: -1 }], ['100001', { sequence: 100001 }], ['1.5', { sequence: 1.5 }], ['"5"', { sequence: '5' }],
@@ -98,14 +72,14 @@ t.test('PATCH: sequence accepts 0 to 100000; outside, fractional or string value
 });
 
 t.test('PATCH: estimatedMinutes (and remainingMinutes) accept 0 to 1000000; outside values give 400', async (t) => {
-  const h = world();
+  const h = adaWorld();
   for (const estimatedMinutes of [0, 1000000, 90]) {
-    t.equal((await patch(h, 1, { estimatedMinutes })).status, 204, `estimatedMinutes ${estimatedMinutes}`);
-    t.equal((await read(h, 1)).estimatedMinutes, estimatedMinutes);
+    t.equal((await patchTask(h, 1, { estimatedMinutes })).status, 204, `estimatedMinutes ${estimatedMinutes}`);
+    t.equal((await readTask(h, 1)).estimatedMinutes, estimatedMinutes);
   }
   for (const remainingMinutes of [0, 1000000]) {
-    t.equal((await patch(h, 1, { remainingMinutes })).status, 204, `remainingMinutes ${remainingMinutes}`);
-    t.equal((await read(h, 1)).estimatedMinutes, remainingMinutes, 'task 1 has not started: the estimate is the value');
+    t.equal((await patchTask(h, 1, { remainingMinutes })).status, 204, `remainingMinutes ${remainingMinutes}`);
+    t.equal((await readTask(h, 1)).estimatedMinutes, remainingMinutes, 'task 1 has not started: the estimate is the value');
   }
   await expectRejected(t, h, 1, [
     ['estimatedMinutes -1', { estimatedMinutes: -1 }], ['estimatedMinutes 1000001', { estimatedMinutes: 1000001 }],
@@ -115,19 +89,19 @@ t.test('PATCH: estimatedMinutes (and remainingMinutes) accept 0 to 1000000; outs
 });
 
 t.test('PATCH: status, resourceMode and isWaiting accept exactly their values', async (t) => {
-  const h = world();
-  t.equal((await patch(h, 3, { status: 'Ready' })).status, 204, 'Ready on a Ready task');
-  t.equal((await patch(h, 3, { status: 'InProgress' })).status, 204);
-  t.equal((await read(h, 3)).status, 'InProgress');
-  t.equal((await patch(h, 1, { status: 'Done' })).status, 204);
-  t.equal((await read(h, 1)).status, 'Done');
+  const h = adaWorld();
+  t.equal((await patchTask(h, 3, { status: 'Ready' })).status, 204, 'Ready on a Ready task');
+  t.equal((await patchTask(h, 3, { status: 'InProgress' })).status, 204);
+  t.equal((await readTask(h, 3)).status, 'InProgress');
+  t.equal((await patchTask(h, 1, { status: 'Done' })).status, 204);
+  t.equal((await readTask(h, 1)).status, 'Done');
   for (const resourceMode of ['Collaboration', 'Independent']) {
-    t.equal((await patch(h, 3, { resourceMode })).status, 204, resourceMode);
-    t.equal((await read(h, 3)).resourceMode, resourceMode);
+    t.equal((await patchTask(h, 3, { resourceMode })).status, 204, resourceMode);
+    t.equal((await readTask(h, 3)).resourceMode, resourceMode);
   }
   for (const isWaiting of [true, false]) {
-    t.equal((await patch(h, 3, { isWaiting })).status, 204, `isWaiting ${isWaiting}`);
-    t.equal((await read(h, 3)).isWaiting, isWaiting);
+    t.equal((await patchTask(h, 3, { isWaiting })).status, 204, `isWaiting ${isWaiting}`);
+    t.equal((await readTask(h, 3)).isWaiting, isWaiting);
   }
   await expectRejected(t, h, 3, [
     ['status done', { status: 'done' }], ['status Blocked', { status: 'Blocked' }], ['status empty', { status: '' }],
@@ -141,10 +115,10 @@ t.test('PATCH: dependencyIds takes up to 1000 positive integer ids; 1001, 0, neg
   for (let id = 3001; id <= 4000; id += 1) {
     fixture.tasks.push({ id, projectId: 2, title: `Prerequisite ${id}`, status: 'Done', assignees: [{ staffMemberId: 12 }] });
   }
-  const h = world(fixture);
+  const h = adaWorld({ fixture });
   const thousand = Array.from({ length: 1000 }, (_, index) => 3001 + index);
-  t.equal((await patch(h, 1, { dependencyIds: thousand })).status, 204, '1000 ids');
-  t.equal((await read(h, 1)).dependencies.length, 1000);
+  t.equal((await patchTask(h, 1, { dependencyIds: thousand })).status, 204, '1000 ids');
+  t.equal((await readTask(h, 1)).dependencies.length, 1000);
   await expectRejected(t, h, 1, [
     ['1001 ids', { dependencyIds: [...thousand, 2] }], ['0', { dependencyIds: [0] }], ['-3', { dependencyIds: [-3] }],
     ['1.5', { dependencyIds: [1.5] }], ['"3"', { dependencyIds: ['3'] }], ['null item', { dependencyIds: [null] }],
@@ -153,9 +127,9 @@ t.test('PATCH: dependencyIds takes up to 1000 positive integer ids; 1001, 0, neg
 });
 
 t.test('PATCH: actualIntervals takes up to 1000 items; 1001 gives 400', async (t) => {
-  const h = world();
-  t.equal((await patch(h, 1, { actualIntervals: intervals(1000) })).status, 204, '1000 intervals');
-  const after = await read(h, 1);
+  const h = adaWorld();
+  t.equal((await patchTask(h, 1, { actualIntervals: intervals(1000) })).status, 204, '1000 intervals');
+  const after = await readTask(h, 1);
   t.equal(after.actualIntervals.length, 1000);
   t.equal(after.actualMinutes, 1000);
   await expectRejected(t, h, 1, [
@@ -175,14 +149,14 @@ t.test('PATCH: omitted members keep their values', async (t) => {
     assignees: [{ staffMemberId: 10 }], dependencyIds: [6],
     actualIntervals: [{ staffMemberId: 10, start: '2026-11-13T09:00:00', end: '2026-11-13T10:30:00' }],
   });
-  const h = world(fixture);
-  const before = await read(h, 12);
-  t.equal((await patch(h, 12, { title: 'Only the title' })).status, 204);
-  const after = await read(h, 12);
+  const h = adaWorld({ fixture });
+  const before = await readTask(h, 12);
+  t.equal((await patchTask(h, 12, { title: 'Only the title' })).status, 204);
+  const after = await readTask(h, 12);
   t.strictSame({ ...after, title: before.title, etag: before.etag }, before, 'everything but the title (and ETag) is as it was');
   t.equal(after.title, 'Only the title');
-  t.equal((await patch(h, 12, { sequence: 8, isWaiting: true })).status, 204);
-  const third = await read(h, 12);
+  t.equal((await patchTask(h, 12, { sequence: 8, isWaiting: true })).status, 204);
+  const third = await readTask(h, 12);
   t.match(third, { title: 'Only the title', sequence: 8, isWaiting: true }, 'the second patch keeps the first one');
   const unchanged = (task: Record<string, unknown>) => {
     const { title: _t, sequence: _s, isWaiting: _w, blocked: _b, blockingReasons: _r, etag: _e, ...rest } = task;
@@ -198,21 +172,21 @@ t.test('PATCH: null clears only nullable members; null for title, status, sequen
     earliestStart: '2026-11-12T09:00:00', releaseDate: '2026-11-11T09:00:00', startedAt: '2026-11-16T09:00:00',
     assignees: [{ staffMemberId: 10 }],
   });
-  const h = world(fixture);
+  const h = adaWorld({ fixture });
   await expectRejected(t, h, 12, [
     'title', 'status', 'sequence', 'estimatedMinutes', 'remainingMinutes', 'isWaiting', 'resourceMode',
     'dependencyIds', 'actualIntervals',
   ].map((member): [string, unknown] => [`${member}: null`, { [member]: null }]));
-  const response = await patch(h, 12, { description: null, earliestStart: null, releaseDate: null, startedAt: null });
+  const response = await patchTask(h, 12, { description: null, earliestStart: null, releaseDate: null, startedAt: null });
   t.equal(response.status, 204);
-  t.match(await read(h, 12), {
+  t.match(await readTask(h, 12), {
     description: null, earliestStart: null, releaseDate: null, startedAt: null, title: 'Nullable fields set', sequence: 3,
   });
 });
 
 t.test('PATCH: non-editable members (project, assignments, priority, ids, targets, computed fields) give 400 as unknown members', async (t) => {
-  const h = world();
-  const versionBefore = version(h);
+  const h = adaWorld();
+  const versionBefore = workspaceVersion(h);
   await expectRejected(t, h, 1, [
     ['project', { project: { id: 2 } }], ['projectId', { projectId: 2 }],
     ['assignees', { assignees: [{ staffMemberId: 12 }] }], ['priority', { priority: 0 }],
@@ -222,32 +196,32 @@ t.test('PATCH: non-editable members (project, assignments, priority, ids, target
     ['completedAt', { completedAt: '2026-11-16T09:00:00' }], ['blocked', { blocked: false }],
     ['with a valid member too', { title: 'Fine', projectId: 2 }], ['case variant', { Title: 'Fine' }],
   ]);
-  t.equal(version(h), versionBefore, 'no write happened');
+  t.equal(workspaceVersion(h), versionBefore, 'no write happened');
 });
 
 t.test('PATCH: a full task response sent back as input gives 400', async (t) => {
-  const h = world();
-  const task = await read(h, 1);
+  const h = adaWorld();
+  const task = await readTask(h, 1);
   const response = await h.call('PATCH', '/api/v1/tasks/1', { headers: { 'if-match': task.etag }, body: task });
   t.equal(response.status, 400);
   t.equal(response.json.code, 'validation_failed');
   const { id: _id, etag: _etag, project: _project, ...rest } = task;
   const stillTooMuch = await h.call('PATCH', '/api/v1/tasks/1', { headers: { 'if-match': task.etag }, body: rest });
   t.equal(stillTooMuch.status, 400, 'nor without its identity members');
-  t.strictSame(await read(h, 1), task, 'unchanged');
+  t.strictSame(await readTask(h, 1), task, 'unchanged');
 });
 
 t.test('PATCH: {} gives 204 and changes nothing, not even the workspace version', async (t) => {
-  const h = world();
-  const before = await read(h, 1);
-  const versionBefore = version(h);
+  const h = adaWorld();
+  const before = await readTask(h, 1);
+  const versionBefore = workspaceVersion(h);
   const response = await h.call('PATCH', '/api/v1/tasks/1', { headers: { 'if-match': before.etag }, body: {} });
   t.equal(response.status, 204);
   t.equal(response.text ?? '', '', 'no body');
   t.equal(response.headers['etag'], before.etag, 'the ETag stays current');
   t.equal(response.headers['warning'], undefined);
-  t.equal(version(h), versionBefore);
-  t.strictSame(await read(h, 1), before);
+  t.equal(workspaceVersion(h), versionBefore);
+  t.strictSame(await readTask(h, 1), before);
   const again = await h.call('PATCH', '/api/v1/tasks/1', { headers: { 'if-match': before.etag }, body: {} });
   t.equal(again.status, 204, 'the same ETag still works');
 });

@@ -1,6 +1,7 @@
 import t from 'tap';
-import { harness, type CallResult, type Harness } from '../helpers/service.js';
-import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import type { Harness } from '../helpers/service.js';
+import { baseFixture, type FixtureShape } from '../helpers/fixture.js';
+import { adaWorld, patchTask, readTask, REMAINING_WARNING, type TapTest } from '../helpers/api.js';
 
 /**
  * PATCH remainingMinutes, the deprecated input (contract 5 and 6): alone it becomes elapsed
@@ -9,9 +10,6 @@ import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
  * extra scope tasks:time for actualIntervals in PATCH.
  */
 
-type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
-
-const WARNING = '299 worker-task-api "remainingMinutes is deprecated; send estimatedMinutes"';
 const OWL = 'wta_test_owl_every_hour';
 const PLANNER = 'wta_test_ada_planner_no_time';
 
@@ -47,48 +45,37 @@ function remainingFixture(): FixtureShape {
 }
 
 function world(options: { now?: string; token?: string } = {}): Harness {
-  return harness({ fixture: remainingFixture(), defaultToken: options.token ?? TOKENS.ada, rateLimit: 100_000, ...(options.now ? { now: options.now } : {}) });
-}
-
-async function read(h: Harness, id: number, token?: string) {
-  const response = await h.call('GET', `/api/v1/tasks/${id}`, token === undefined ? {} : { token });
-  if (response.status !== 200) throw new Error(`GET /tasks/${id} gave ${response.status}`);
-  return response.json;
-}
-
-async function patch(h: Harness, id: number, body: unknown, token?: string): Promise<CallResult> {
-  const { etag } = await read(h, id, token);
-  return h.call('PATCH', `/api/v1/tasks/${id}`, { headers: { 'if-match': etag }, body, ...(token === undefined ? {} : { token }) });
+  return adaWorld({ fixture: remainingFixture(), ...options });
 }
 
 /** PATCHes `{ remainingMinutes }` and returns the resulting estimate, checking the 204 and its Warning. */
 async function estimateAfter(t: TapTest, h: Harness, id: number, remainingMinutes: number, token?: string): Promise<number> {
-  const response = await patch(h, id, { remainingMinutes }, token);
+  const response = await patchTask(h, id, { remainingMinutes }, token);
   t.equal(response.status, 204, `task ${id}: 204`);
-  t.equal(response.headers['warning'], WARNING, `task ${id}: Warning 299`);
-  return (await read(h, id, token)).estimatedMinutes;
+  t.equal(response.headers['warning'], REMAINING_WARNING, `task ${id}: Warning 299`);
+  return (await readTask(h, id, token)).estimatedMinutes;
 }
 
 t.test('PATCH: remainingMinutes alone on a task that has not started sets estimatedMinutes to the value', async (t) => {
   const h = world();
   t.equal(await estimateAfter(t, h, 1, 45), 45);
-  t.match(await read(h, 1), { estimatedMinutes: 45, remainingMinutes: 45, startedAt: null });
+  t.match(await readTask(h, 1), { estimatedMinutes: 45, remainingMinutes: 45, startedAt: null });
   t.equal(await estimateAfter(t, h, 1, 0), 0, 'zero');
   // Started in the same PATCH: startedAt becomes now, so nothing has elapsed yet.
-  const response = await patch(h, 3, { status: 'InProgress', remainingMinutes: 25 });
+  const response = await patchTask(h, 3, { status: 'InProgress', remainingMinutes: 25 });
   t.equal(response.status, 204);
-  t.equal(response.headers['warning'], WARNING);
-  t.match(await read(h, 3), { status: 'InProgress', startedAt: '2026-11-16T10:00:00', estimatedMinutes: 25, remainingMinutes: 25 });
+  t.equal(response.headers['warning'], REMAINING_WARNING);
+  t.match(await readTask(h, 3), { status: 'InProgress', startedAt: '2026-11-16T10:00:00', estimatedMinutes: 25, remainingMinutes: 25 });
 });
 
 t.test('PATCH: remainingMinutes alone on a task started Monday 09:00 (now 10:00, Mon-Fri 09:00-17:00) sets estimatedMinutes to 60 + value', async (t) => {
   const h = world();
   t.equal(await estimateAfter(t, h, 12, 30), 90);
   t.equal(await estimateAfter(t, h, 12, 0), 60, 'zero left: the estimate is what has elapsed');
-  const tooMuch = await patch(h, 12, { remainingMinutes: 1_000_000 });
+  const tooMuch = await patchTask(h, 12, { remainingMinutes: 1_000_000 });
   t.equal(tooMuch.status, 422, 'an estimate beyond 1000000 is refused');
   t.equal(tooMuch.json.code, 'invalid_field');
-  t.equal((await read(h, 12)).estimatedMinutes, 60, 'unchanged');
+  t.equal((await readTask(h, 12)).estimatedMinutes, 60, 'unchanged');
   h.clock.set('2026-11-16T10:45:30Z');
   t.equal(await estimateAfter(t, h, 12, 30), 105 + 30, 'whole elapsed minutes: 105 at 10:45:30');
 });
@@ -115,27 +102,27 @@ t.test('PATCH: with both estimatedMinutes and remainingMinutes, estimatedMinutes
     [1, { estimatedMinutes: 100, remainingMinutes: 5 }, 100],
     [12, { remainingMinutes: 500, estimatedMinutes: 0 }, 0],
   ] as const) {
-    const response = await patch(h, id, body);
+    const response = await patchTask(h, id, body);
     t.equal(response.status, 204);
-    t.equal(response.headers['warning'], WARNING, `${JSON.stringify(body)}: Warning`);
-    t.equal((await read(h, id)).estimatedMinutes, expected, `task ${id}: ${JSON.stringify(body)}`);
+    t.equal(response.headers['warning'], REMAINING_WARNING, `${JSON.stringify(body)}: Warning`);
+    t.equal((await readTask(h, id)).estimatedMinutes, expected, `task ${id}: ${JSON.stringify(body)}`);
   }
 });
 
 t.test('PATCH: only a PATCH that sends remainingMinutes carries the Warning, exactly worded', async (t) => {
   const h = world();
   for (const body of [{ estimatedMinutes: 70 }, { title: 'No warning' }, { status: 'InProgress' }]) {
-    const response = await patch(h, 12, body);
+    const response = await patchTask(h, 12, body);
     t.equal(response.status, 204);
     t.equal(response.headers['warning'], undefined, `${JSON.stringify(body)}: no Warning`);
   }
-  const empty = await patch(h, 12, {});
+  const empty = await patchTask(h, 12, {});
   t.equal(empty.headers['warning'], undefined, '{}: no Warning');
-  const withOthers = await patch(h, 12, { title: 'Both', remainingMinutes: 20 });
+  const withOthers = await patchTask(h, 12, { title: 'Both', remainingMinutes: 20 });
   t.equal(withOthers.status, 204);
-  t.equal(withOthers.headers['warning'], WARNING);
+  t.equal(withOthers.headers['warning'], REMAINING_WARNING);
   t.match(withOthers.headers['warning'], /^299 worker-task-api "[^"]+"$/, 'warn-code 299, agent naming the service, quoted text');
-  const refused = await patch(h, 2, { status: 'InProgress', remainingMinutes: 20 });
+  const refused = await patchTask(h, 2, { status: 'InProgress', remainingMinutes: 20 });
   t.equal(refused.status, 409);
   t.equal(refused.headers['warning'], undefined, 'a refused PATCH carries no Warning');
 });
@@ -143,20 +130,20 @@ t.test('PATCH: only a PATCH that sends remainingMinutes carries the Warning, exa
 t.test('GET: remainingMinutes is max(0, estimatedMinutes - elapsed planned time) after a PATCH', async (t) => {
   const h = world();
   t.equal(await estimateAfter(t, h, 12, 30), 90);
-  t.match(await read(h, 12), { estimatedMinutes: 90, remainingMinutes: 30 });
+  t.match(await readTask(h, 12), { estimatedMinutes: 90, remainingMinutes: 30 });
   h.clock.set('2026-11-16T10:20:00Z');
-  t.equal((await read(h, 12)).remainingMinutes, 10, 'twenty more working minutes have passed');
+  t.equal((await readTask(h, 12)).remainingMinutes, 10, 'twenty more working minutes have passed');
   h.clock.set('2026-11-16T11:00:00Z');
-  t.equal((await read(h, 12)).remainingMinutes, 0, 'never negative');
-  t.equal((await patch(h, 12, { estimatedMinutes: 30 })).status, 204, 'an estimate below the elapsed time');
-  t.match(await read(h, 12), { estimatedMinutes: 30, remainingMinutes: 0 });
+  t.equal((await readTask(h, 12)).remainingMinutes, 0, 'never negative');
+  t.equal((await patchTask(h, 12, { estimatedMinutes: 30 })).status, 204, 'an estimate below the elapsed time');
+  t.match(await readTask(h, 12), { estimatedMinutes: 30, remainingMinutes: 0 });
   h.clock.set('2026-11-16T17:30:00Z');
-  t.equal((await patch(h, 12, { estimatedMinutes: 500 })).status, 204);
-  t.equal((await read(h, 12)).remainingMinutes, 20, 'after hours: 480 minutes of the working day elapsed');
+  t.equal((await patchTask(h, 12, { estimatedMinutes: 500 })).status, 204);
+  t.equal((await readTask(h, 12)).remainingMinutes, 20, 'after hours: 480 minutes of the working day elapsed');
   // A start two thousand years ago settles quickly: nothing remains, and no remainder fits the bound.
-  t.equal((await patch(h, 1, { startedAt: '0001-01-01T00:00:00' })).status, 204);
-  t.equal((await read(h, 1)).remainingMinutes, 0);
-  const beyond = await patch(h, 1, { remainingMinutes: 0 });
+  t.equal((await patchTask(h, 1, { startedAt: '0001-01-01T00:00:00' })).status, 204);
+  t.equal((await readTask(h, 1)).remainingMinutes, 0);
+  const beyond = await patchTask(h, 1, { remainingMinutes: 0 });
   t.equal(beyond.status, 422, 'elapsed + 0 is beyond 1000000');
   t.equal(beyond.json.code, 'invalid_field');
 });
@@ -164,19 +151,19 @@ t.test('GET: remainingMinutes is max(0, estimatedMinutes - elapsed planned time)
 t.test('PATCH: actualIntervals needs scope tasks:time as well as tasks:update (403 permission_denied)', async (t) => {
   const h = world();
   const interval = { staffMemberId: 10, start: '2026-11-16T09:00:00', end: '2026-11-16T09:30:00' };
-  const before = await read(h, 1, PLANNER);
+  const before = await readTask(h, 1, PLANNER);
   for (const body of [{ actualIntervals: [interval] }, { actualIntervals: [] }, { title: 'And a title', actualIntervals: [interval] }]) {
-    const response = await patch(h, 1, body, PLANNER);
+    const response = await patchTask(h, 1, body, PLANNER);
     t.equal(response.status, 403, JSON.stringify(body));
     t.equal(response.json.code, 'permission_denied');
   }
-  t.strictSame(await read(h, 1, PLANNER), before, 'nothing changed');
-  const withoutIntervals = await patch(h, 1, { title: 'Planned without time scope', estimatedMinutes: 50 }, PLANNER);
+  t.strictSame(await readTask(h, 1, PLANNER), before, 'nothing changed');
+  const withoutIntervals = await patchTask(h, 1, { title: 'Planned without time scope', estimatedMinutes: 50 }, PLANNER);
   t.equal(withoutIntervals.status, 204, 'the same client may PATCH other members');
-  t.match(await read(h, 1, PLANNER), { title: 'Planned without time scope', estimatedMinutes: 50 });
-  const malformed = await patch(h, 1, { actualIntervals: 'none' }, PLANNER);
+  t.match(await readTask(h, 1, PLANNER), { title: 'Planned without time scope', estimatedMinutes: 50 });
+  const malformed = await patchTask(h, 1, { actualIntervals: 'none' }, PLANNER);
   t.equal(malformed.status, 400, 'the body is validated before the member scope');
-  const full = await patch(h, 1, { actualIntervals: [interval] });
+  const full = await patchTask(h, 1, { actualIntervals: [interval] });
   t.equal(full.status, 204, 'a client with tasks:time may send them');
-  t.equal((await read(h, 1)).actualMinutes, 30);
+  t.equal((await readTask(h, 1)).actualMinutes, 30);
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { harness, type CallResult, type Harness } from '../helpers/service.js';
-import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import { baseFixture } from '../helpers/fixture.js';
+import { adaWorld, addAssistance, expectCode, patchTask, postNote, putEffort, readTask } from '../helpers/api.js';
 
 /**
  * PATCH status transitions (contract 6): startedAt and completedAt bookkeeping, blocked starts,
@@ -8,147 +8,110 @@ import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
  * PATCH (notes and effort stay allowed).
  */
 
-type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
-
-function world(options: { fixture?: FixtureShape; now?: string } = {}): Harness {
-  return harness({ fixture: options.fixture ?? baseFixture(), defaultToken: TOKENS.ada, rateLimit: 100_000, ...(options.now ? { now: options.now } : {}) });
-}
-
-async function read(h: Harness, id: number) {
-  const response = await h.call('GET', `/api/v1/tasks/${id}`);
-  if (response.status !== 200) throw new Error(`GET /tasks/${id} gave ${response.status}`);
-  return response.json;
-}
-
-async function write(h: Harness, method: string, path: string, id: number, body: unknown): Promise<CallResult> {
-  const { etag } = await read(h, id);
-  return h.call(method, path, { headers: { 'if-match': etag }, body });
-}
-
-const patch = (h: Harness, id: number, body: unknown) => write(h, 'PATCH', `/api/v1/tasks/${id}`, id, body);
-
-function expectProblem(t: TapTest, response: CallResult, status: number, code: string, label: string) {
-  t.equal(response.status, status, `${label}: status ${status}`);
-  t.equal(response.json?.code, code, `${label}: code ${code}`);
-}
-
-/** An assistance request raised from a task, as the assistance tests build it (SQL, no endpoint needed). */
-function addAssistance(h: Harness, a: { stageId: number; taskId: number; isBlocking: boolean; responseState: 'open' | 'responded' | 'resolved' }) {
-  const created = Date.parse('2026-11-16T08:30:00.000Z');
-  h.db.prepare("INSERT INTO stages (id, kind) VALUES (?, 'assistance')").run(a.stageId);
-  h.db.prepare(`INSERT INTO assistance_stages (id, organisation_id, origin_task_id, requested_by_client_id,
-      requested_by_staff_id, assistance_kind, is_blocking, created_utc) VALUES (?, 1, ?, 100, 10, 'Question', ?, ?)`)
-    .run(a.stageId, a.taskId, a.isBlocking ? 1 : 0, created);
-  h.db.prepare(`INSERT INTO incoming_items (id, organisation_id, stage_id, recipient_id, title, estimated_minutes,
-      requester, requested_at_utc, lifecycle, response_state, revision)
-      VALUES (?, 1, ?, 11, 'Help', 10, 'Ada', ?, 'floating', ?, ?)`)
-    .run(a.stageId + 1000, a.stageId, created, a.responseState, `00000000-0000-4000-8000-${String(a.stageId).padStart(12, '0')}`);
-}
-
 t.test('PATCH: Ready to InProgress sets a null startedAt to now as a London wall time in whole seconds', async (t) => {
-  const winter = world({ now: '2026-11-16T10:00:07.654Z' });
-  t.equal((await patch(winter, 1, { status: 'InProgress' })).status, 204);
-  t.match(await read(winter, 1), { status: 'InProgress', startedAt: '2026-11-16T10:00:07', completedAt: null });
+  const winter = adaWorld({ now: '2026-11-16T10:00:07.654Z' });
+  t.equal((await patchTask(winter, 1, { status: 'InProgress' })).status, 204);
+  t.match(await readTask(winter, 1), { status: 'InProgress', startedAt: '2026-11-16T10:00:07', completedAt: null });
 
-  const summer = world({ now: '2026-07-01T08:15:30.999Z' });
-  t.equal((await patch(summer, 1, { status: 'InProgress' })).status, 204);
-  t.equal((await read(summer, 1)).startedAt, '2026-07-01T09:15:30', 'BST: London is UTC+1, no offset, no fraction');
+  const summer = adaWorld({ now: '2026-07-01T08:15:30.999Z' });
+  t.equal((await patchTask(summer, 1, { status: 'InProgress' })).status, 204);
+  t.equal((await readTask(summer, 1)).startedAt, '2026-07-01T09:15:30', 'BST: London is UTC+1, no offset, no fraction');
 });
 
 t.test('PATCH: Ready to InProgress keeps an existing startedAt, or takes one sent with it', async (t) => {
   const fixture = baseFixture();
   fixture.tasks.push({ id: 12, projectId: 1, title: 'Started before', estimatedMinutes: 60, startedAt: '2026-11-13T11:00:00', assignees: [{ staffMemberId: 10 }] });
-  const h = world({ fixture });
-  t.equal((await patch(h, 12, { status: 'InProgress' })).status, 204);
-  t.match(await read(h, 12), { status: 'InProgress', startedAt: '2026-11-13T11:00:00' });
-  t.equal((await patch(h, 3, { status: 'InProgress', startedAt: '2026-11-16T09:45:00' })).status, 204);
-  t.match(await read(h, 3), { status: 'InProgress', startedAt: '2026-11-16T09:45:00' });
+  const h = adaWorld({ fixture });
+  t.equal((await patchTask(h, 12, { status: 'InProgress' })).status, 204);
+  t.match(await readTask(h, 12), { status: 'InProgress', startedAt: '2026-11-13T11:00:00' });
+  t.equal((await patchTask(h, 3, { status: 'InProgress', startedAt: '2026-11-16T09:45:00' })).status, 204);
+  t.match(await readTask(h, 3), { status: 'InProgress', startedAt: '2026-11-16T09:45:00' });
 });
 
 t.test('PATCH: status Done sets completedAt to now', async (t) => {
   const fixture = baseFixture();
   fixture.tasks.push({ id: 12, projectId: 1, title: 'Under way', status: 'InProgress', estimatedMinutes: 60, startedAt: '2026-11-16T09:00:00', assignees: [{ staffMemberId: 10 }] });
-  const h = world({ fixture, now: '2026-11-16T10:20:30.400Z' });
-  t.equal((await patch(h, 12, { status: 'Done' })).status, 204);
-  t.match(await read(h, 12), { status: 'Done', startedAt: '2026-11-16T09:00:00', completedAt: '2026-11-16T10:20:30', remainingMinutes: 0 });
+  const h = adaWorld({ fixture, now: '2026-11-16T10:20:30.400Z' });
+  t.equal((await patchTask(h, 12, { status: 'Done' })).status, 204);
+  t.match(await readTask(h, 12), { status: 'Done', startedAt: '2026-11-16T09:00:00', completedAt: '2026-11-16T10:20:30', remainingMinutes: 0 });
 });
 
 t.test('PATCH: a Ready task may go straight to Done', async (t) => {
-  const h = world();
-  t.equal((await patch(h, 1, { status: 'Done' })).status, 204);
-  const task = await read(h, 1);
+  const h = adaWorld();
+  t.equal((await patchTask(h, 1, { status: 'Done' })).status, 204);
+  const task = await readTask(h, 1);
   t.match(task, { status: 'Done', completedAt: '2026-11-16T10:00:00', remainingMinutes: 0 });
   // Task 2 depended on it and is no longer blocked.
-  t.match(await read(h, 2), { blocked: false, dependencies: [{ taskId: 1, status: 'Done' }] });
+  t.match(await readTask(h, 2), { blocked: false, dependencies: [{ taskId: 1, status: 'Done' }] });
 });
 
 t.test('PATCH: starting a blocked task (unmet prerequisite, external waiting, human assistance) gives 409 task_blocked', async (t) => {
-  const h = world();
+  const h = adaWorld();
   addAssistance(h, { stageId: 500, taskId: 1, isBlocking: true, responseState: 'open' });
   addAssistance(h, { stageId: 501, taskId: 3, isBlocking: true, responseState: 'responded' });
   const cases: [number, string][] = [[2, 'unmet prerequisite'], [5, 'external waiting'], [1, 'open human blocker'], [3, 'responded, not resolved, blocker']];
   for (const [id, label] of cases) {
-    const before = await read(h, id);
+    const before = await readTask(h, id);
     t.equal(before.blocked, true, `${label}: the task reads as blocked`);
-    expectProblem(t, await patch(h, id, { status: 'InProgress' }), 409, 'task_blocked', label);
-    t.match(await read(h, id), { status: 'Ready', startedAt: null }, `${label}: not started`);
+    expectCode(t, await patchTask(h, id, { status: 'InProgress' }), 409, 'task_blocked', label);
+    t.match(await readTask(h, id), { status: 'Ready', startedAt: null }, `${label}: not started`);
   }
   // A resolved or non-blocking request does not block.
   addAssistance(h, { stageId: 502, taskId: 8, isBlocking: true, responseState: 'resolved' });
   addAssistance(h, { stageId: 503, taskId: 9, isBlocking: false, responseState: 'open' });
-  t.equal((await patch(h, 8, { status: 'InProgress' })).status, 204, 'resolved blocker');
-  t.equal((await patch(h, 9, { status: 'InProgress' })).status, 204, 'non-blocking request');
+  t.equal((await patchTask(h, 8, { status: 'InProgress' })).status, 204, 'resolved blocker');
+  t.equal((await patchTask(h, 9, { status: 'InProgress' })).status, 204, 'non-blocking request');
 });
 
 t.test('PATCH: a PATCH that clears the block (isWaiting false, or dependencyIds []) and starts in one request succeeds', async (t) => {
-  const h = world();
-  t.equal((await patch(h, 5, { isWaiting: false, status: 'InProgress' })).status, 204);
-  t.match(await read(h, 5), { status: 'InProgress', isWaiting: false, startedAt: '2026-11-16T10:00:00', blocked: false });
-  t.equal((await patch(h, 2, { dependencyIds: [], status: 'InProgress' })).status, 204);
-  t.match(await read(h, 2), { status: 'InProgress', dependencies: [] });
+  const h = adaWorld();
+  t.equal((await patchTask(h, 5, { isWaiting: false, status: 'InProgress' })).status, 204);
+  t.match(await readTask(h, 5), { status: 'InProgress', isWaiting: false, startedAt: '2026-11-16T10:00:00', blocked: false });
+  t.equal((await patchTask(h, 2, { dependencyIds: [], status: 'InProgress' })).status, 204);
+  t.match(await readTask(h, 2), { status: 'InProgress', dependencies: [] });
   // The other way round: blocking in the same request as starting is judged on the result.
-  expectProblem(t, await patch(h, 3, { isWaiting: true, status: 'InProgress' }), 409, 'task_blocked', 'sets isWaiting and starts');
-  expectProblem(t, await patch(h, 8, { dependencyIds: [1], status: 'InProgress' }), 409, 'task_blocked', 'adds an unfinished prerequisite and starts');
-  t.match(await read(h, 3), { status: 'Ready', isWaiting: false }, 'the refused PATCH changed nothing');
-  t.match(await read(h, 8), { status: 'Ready', dependencies: [] });
+  expectCode(t, await patchTask(h, 3, { isWaiting: true, status: 'InProgress' }), 409, 'task_blocked', 'sets isWaiting and starts');
+  expectCode(t, await patchTask(h, 8, { dependencyIds: [1], status: 'InProgress' }), 409, 'task_blocked', 'adds an unfinished prerequisite and starts');
+  t.match(await readTask(h, 3), { status: 'Ready', isWaiting: false }, 'the refused PATCH changed nothing');
+  t.match(await readTask(h, 8), { status: 'Ready', dependencies: [] });
 });
 
 t.test('PATCH: Done with an outstanding human blocker gives 409 task_blocked', async (t) => {
   const fixture = baseFixture();
   fixture.tasks.push({ id: 12, projectId: 1, title: 'Under way', status: 'InProgress', estimatedMinutes: 60, startedAt: '2026-11-16T09:00:00', assignees: [{ staffMemberId: 10 }] });
-  const h = world({ fixture });
+  const h = adaWorld({ fixture });
   addAssistance(h, { stageId: 500, taskId: 12, isBlocking: true, responseState: 'open' });
   addAssistance(h, { stageId: 501, taskId: 1, isBlocking: true, responseState: 'responded' });
-  expectProblem(t, await patch(h, 12, { status: 'Done' }), 409, 'task_blocked', 'InProgress with an open blocker');
-  expectProblem(t, await patch(h, 1, { status: 'Done' }), 409, 'task_blocked', 'Ready with a responded (not resolved) blocker');
-  t.match(await read(h, 12), { status: 'InProgress', completedAt: null });
+  expectCode(t, await patchTask(h, 12, { status: 'Done' }), 409, 'task_blocked', 'InProgress with an open blocker');
+  expectCode(t, await patchTask(h, 1, { status: 'Done' }), 409, 'task_blocked', 'Ready with a responded (not resolved) blocker');
+  t.match(await readTask(h, 12), { status: 'InProgress', completedAt: null });
   h.db.prepare("UPDATE incoming_items SET response_state = 'resolved' WHERE stage_id = 500").run();
-  t.equal((await patch(h, 12, { status: 'Done' })).status, 204, 'once resolved, Done is allowed');
+  t.equal((await patchTask(h, 12, { status: 'Done' })).status, 204, 'once resolved, Done is allowed');
 });
 
 t.test('PATCH: Done with a prerequisite not Done gives 409 dependency_conflict', async (t) => {
-  const h = world();
-  expectProblem(t, await patch(h, 2, { status: 'Done' }), 409, 'dependency_conflict', 'task 2 after unfinished task 1');
-  expectProblem(t, await patch(h, 3, { dependencyIds: [1], status: 'Done' }), 409, 'dependency_conflict', 'new unfinished prerequisite');
-  t.match(await read(h, 2), { status: 'Ready', completedAt: null });
-  t.equal((await patch(h, 3, { dependencyIds: [6], status: 'Done' })).status, 204, 'a Done prerequisite is fine');
-  t.equal((await patch(h, 1, { status: 'Done' })).status, 204);
-  t.equal((await patch(h, 2, { status: 'Done' })).status, 204, 'after the prerequisite is Done');
+  const h = adaWorld();
+  expectCode(t, await patchTask(h, 2, { status: 'Done' }), 409, 'dependency_conflict', 'task 2 after unfinished task 1');
+  expectCode(t, await patchTask(h, 3, { dependencyIds: [1], status: 'Done' }), 409, 'dependency_conflict', 'new unfinished prerequisite');
+  t.match(await readTask(h, 2), { status: 'Ready', completedAt: null });
+  t.equal((await patchTask(h, 3, { dependencyIds: [6], status: 'Done' })).status, 204, 'a Done prerequisite is fine');
+  t.equal((await patchTask(h, 1, { status: 'Done' })).status, 204);
+  t.equal((await patchTask(h, 2, { status: 'Done' })).status, 204, 'after the prerequisite is Done');
 });
 
 t.test('PATCH: a Done task refuses every PATCH, even {}, with 409 task_completed, while notes and effort replacement stay allowed', async (t) => {
-  const h = world();
-  const before = await read(h, 6);
+  const h = adaWorld();
+  const before = await readTask(h, 6);
   for (const [label, body] of [['{}', {}], ['status Ready', { status: 'Ready' }], ['status Done', { status: 'Done' }], ['title', { title: 'Reopened' }]] as const) {
-    expectProblem(t, await patch(h, 6, body), 409, 'task_completed', label);
+    expectCode(t, await patchTask(h, 6, body), 409, 'task_completed', label);
   }
-  t.strictSame(await read(h, 6), before, 'unchanged');
-  const note = await write(h, 'POST', '/api/v1/tasks/6/notes', 6, { text: 'Shipped on time' });
+  t.strictSame(await readTask(h, 6), before, 'unchanged');
+  const note = await postNote(h, 6, { text: 'Shipped on time' });
   t.equal(note.status, 204, 'a note on a Done task');
-  const effort = await write(h, 'PUT', '/api/v1/tasks/6/actual-effort', 6, {
+  const effort = await putEffort(h, 6, {
     actualIntervals: [{ staffMemberId: 10, start: '2026-11-02T09:00:00', end: '2026-11-02T09:55:00' }],
   });
   t.equal(effort.status, 204, 'effort replacement on a Done task');
-  const after = await read(h, 6);
+  const after = await readTask(h, 6);
   t.match(after, { status: 'Done', actualMinutes: 55, notes: [{ text: 'Shipped on time' }] });
 });

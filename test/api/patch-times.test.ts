@@ -1,34 +1,13 @@
 import t from 'tap';
-import { harness, type CallResult, type Harness } from '../helpers/service.js';
+import { harness, type Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import { adaWorld, expectCode, patchTask, readTask } from '../helpers/api.js';
 
 /**
  * PATCH of the local-date-time members (contract 6 and 7): startedAt lifecycle rules, offset and
  * fraction input, nonexistent (422) versus malformed (400) wall times, ambiguous autumn times,
  * and earliestStart / releaseDate including their effect on the offer list.
  */
-
-type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
-
-function world(fixture: FixtureShape = baseFixture()): Harness {
-  return harness({ fixture, defaultToken: TOKENS.ada, rateLimit: 100_000 });
-}
-
-async function read(h: Harness, id: number) {
-  const response = await h.call('GET', `/api/v1/tasks/${id}`);
-  if (response.status !== 200) throw new Error(`GET /tasks/${id} gave ${response.status}`);
-  return response.json;
-}
-
-async function patch(h: Harness, id: number, body: unknown): Promise<CallResult> {
-  const { etag } = await read(h, id);
-  return h.call('PATCH', `/api/v1/tasks/${id}`, { headers: { 'if-match': etag }, body });
-}
-
-function expectProblem(t: TapTest, response: CallResult, status: number, code: string, label: string) {
-  t.equal(response.status, status, `${label}: status ${status}`);
-  t.equal(response.json?.code, code, `${label}: code ${code}`);
-}
 
 const availableIds = async (h: Harness): Promise<number[]> =>
   (await h.call('GET', '/api/v1/tasks/available')).json.map((task: { id: number }) => task.id);
@@ -50,38 +29,38 @@ function startedFixture(): FixtureShape {
 }
 
 t.test('PATCH: startedAt null clears the start of a Ready task without actual intervals', async (t) => {
-  const h = world(startedFixture());
-  t.equal((await patch(h, 12, { startedAt: null })).status, 204);
-  t.match(await read(h, 12), { status: 'Ready', startedAt: null, remainingMinutes: 60 });
+  const h = adaWorld({ fixture: startedFixture() });
+  t.equal((await patchTask(h, 12, { startedAt: null })).status, 204);
+  t.match(await readTask(h, 12), { status: 'Ready', startedAt: null, remainingMinutes: 60 });
   // Judged on the task as the PATCH leaves it: dropping the caller's only intervals in the same request.
-  t.equal((await patch(h, 13, { startedAt: null, actualIntervals: [] })).status, 204, 'with its own intervals removed in the same PATCH');
-  t.match(await read(h, 13), { startedAt: null, actualIntervals: [], actualMinutes: 0 });
-  t.equal((await patch(h, 15, { status: 'Ready', startedAt: null })).status, 204, 'back to Ready in the same PATCH');
-  t.match(await read(h, 15), { status: 'Ready', startedAt: null });
+  t.equal((await patchTask(h, 13, { startedAt: null, actualIntervals: [] })).status, 204, 'with its own intervals removed in the same PATCH');
+  t.match(await readTask(h, 13), { startedAt: null, actualIntervals: [], actualMinutes: 0 });
+  t.equal((await patchTask(h, 15, { status: 'Ready', startedAt: null })).status, 204, 'back to Ready in the same PATCH');
+  t.match(await readTask(h, 15), { status: 'Ready', startedAt: null });
 });
 
 t.test('PATCH: startedAt null with actual intervals, or on an InProgress task, gives 422 invalid_field', async (t) => {
-  const h = world(startedFixture());
-  expectProblem(t, await patch(h, 13, { startedAt: null }), 422, 'invalid_field', "Ready with the caller's intervals");
-  expectProblem(t, await patch(h, 14, { startedAt: null }), 422, 'invalid_field', "Ready with another contributor's intervals");
-  expectProblem(t, await patch(h, 14, { startedAt: null, actualIntervals: [] }), 422, 'invalid_field', "the other contributor's intervals stay");
-  expectProblem(t, await patch(h, 12, {
+  const h = adaWorld({ fixture: startedFixture() });
+  expectCode(t, await patchTask(h, 13, { startedAt: null }), 422, 'invalid_field', "Ready with the caller's intervals");
+  expectCode(t, await patchTask(h, 14, { startedAt: null }), 422, 'invalid_field', "Ready with another contributor's intervals");
+  expectCode(t, await patchTask(h, 14, { startedAt: null, actualIntervals: [] }), 422, 'invalid_field', "the other contributor's intervals stay");
+  expectCode(t, await patchTask(h, 12, {
     startedAt: null, actualIntervals: [{ staffMemberId: 10, start: '2026-11-16T09:00:00', end: '2026-11-16T09:10:00' }],
   }), 422, 'invalid_field', 'intervals added in the same PATCH');
-  expectProblem(t, await patch(h, 15, { startedAt: null }), 422, 'invalid_field', 'InProgress');
-  expectProblem(t, await patch(h, 12, { startedAt: null, status: 'InProgress' }), 422, 'invalid_field', 'started in the same PATCH');
-  for (const id of [12, 13, 14, 15]) t.equal((await read(h, id)).startedAt, '2026-11-16T09:00:00', `task ${id} keeps its start`);
+  expectCode(t, await patchTask(h, 15, { startedAt: null }), 422, 'invalid_field', 'InProgress');
+  expectCode(t, await patchTask(h, 12, { startedAt: null, status: 'InProgress' }), 422, 'invalid_field', 'started in the same PATCH');
+  for (const id of [12, 13, 14, 15]) t.equal((await readTask(h, id)).startedAt, '2026-11-16T09:00:00', `task ${id} keeps its start`);
 });
 
 t.test('PATCH: a startedAt in the future gives 422 invalid_field; now itself is allowed', async (t) => {
-  const h = world(startedFixture());
+  const h = adaWorld({ fixture: startedFixture() });
   for (const startedAt of ['2026-11-16T10:00:01', '2026-11-17T09:00:00', '2026-11-16T10:00:01Z', '2026-11-16T11:00:01+01:00']) {
-    expectProblem(t, await patch(h, 1, { startedAt }), 422, 'invalid_field', startedAt);
+    expectCode(t, await patchTask(h, 1, { startedAt }), 422, 'invalid_field', startedAt);
   }
-  t.equal((await read(h, 1)).startedAt, null);
-  t.equal((await patch(h, 1, { startedAt: '2026-11-16T10:00:00' })).status, 204, 'exactly now');
-  t.equal((await patch(h, 15, { startedAt: '2026-11-16T11:00:00+01:00' })).status, 204, 'now as an offset instant');
-  t.equal((await read(h, 15)).startedAt, '2026-11-16T10:00:00');
+  t.equal((await readTask(h, 1)).startedAt, null);
+  t.equal((await patchTask(h, 1, { startedAt: '2026-11-16T10:00:00' })).status, 204, 'exactly now');
+  t.equal((await patchTask(h, 15, { startedAt: '2026-11-16T11:00:00+01:00' })).status, 204, 'now as an offset instant');
+  t.equal((await readTask(h, 15)).startedAt, '2026-11-16T10:00:00');
 });
 
 // Only Done tasks get a completedAt through the API, and Done tasks refuse PATCH, so this state
@@ -92,17 +71,17 @@ t.test('PATCH: a startedAt after completedAt gives 422 invalid_field (a not-Done
     id: 12, projectId: 1, title: 'Reopened', status: 'InProgress', estimatedMinutes: 60,
     startedAt: '2026-11-16T08:00:00', completedAt: '2026-11-16T09:00:00', assignees: [{ staffMemberId: 10 }],
   });
-  const h = world(fixture);
-  expectProblem(t, await patch(h, 12, { startedAt: '2026-11-16T09:00:01' }), 422, 'invalid_field', 'one second after');
-  expectProblem(t, await patch(h, 12, { startedAt: '2026-11-16T09:30:00Z' }), 422, 'invalid_field', 'as an instant');
-  t.equal((await read(h, 12)).startedAt, '2026-11-16T08:00:00');
-  t.equal((await patch(h, 12, { startedAt: '2026-11-16T09:00:00' })).status, 204, 'equal to completedAt');
-  t.equal((await patch(h, 12, { startedAt: '2026-11-16T07:30:00' })).status, 204, 'before completedAt');
-  t.equal((await read(h, 12)).startedAt, '2026-11-16T07:30:00');
+  const h = adaWorld({ fixture });
+  expectCode(t, await patchTask(h, 12, { startedAt: '2026-11-16T09:00:01' }), 422, 'invalid_field', 'one second after');
+  expectCode(t, await patchTask(h, 12, { startedAt: '2026-11-16T09:30:00Z' }), 422, 'invalid_field', 'as an instant');
+  t.equal((await readTask(h, 12)).startedAt, '2026-11-16T08:00:00');
+  t.equal((await patchTask(h, 12, { startedAt: '2026-11-16T09:00:00' })).status, 204, 'equal to completedAt');
+  t.equal((await patchTask(h, 12, { startedAt: '2026-11-16T07:30:00' })).status, 204, 'before completedAt');
+  t.equal((await readTask(h, 12)).startedAt, '2026-11-16T07:30:00');
 });
 
 t.test('PATCH: an offset or Z startedAt is converted to London wall time, and a fraction is dropped', async (t) => {
-  const h = world(startedFixture());
+  const h = adaWorld({ fixture: startedFixture() });
   const cases: [string, string][] = [
     ['2026-11-16T09:00:00Z', '2026-11-16T09:00:00'],
     ['2026-07-01T08:00:00Z', '2026-07-01T09:00:00'],
@@ -113,90 +92,90 @@ t.test('PATCH: an offset or Z startedAt is converted to London wall time, and a 
     ['2026-03-29T01:30:00Z', '2026-03-29T02:30:00'],
   ];
   for (const [input, stored] of cases) {
-    t.equal((await patch(h, 12, { startedAt: input })).status, 204, input);
-    t.equal((await read(h, 12)).startedAt, stored, `${input} is stored as ${stored}`);
+    t.equal((await patchTask(h, 12, { startedAt: input })).status, 204, input);
+    t.equal((await readTask(h, 12)).startedAt, stored, `${input} is stored as ${stored}`);
   }
 });
 
 t.test('PATCH: a nonexistent spring wall time gives 422 invalid_field', async (t) => {
-  const h = world(startedFixture());
+  const h = adaWorld({ fixture: startedFixture() });
   for (const member of ['startedAt', 'earliestStart', 'releaseDate']) {
     for (const value of ['2026-03-29T01:30:00', '2026-03-29T01:00:00', '2026-03-29T01:59:59.5']) {
-      expectProblem(t, await patch(h, 12, { [member]: value }), 422, 'invalid_field', `${member} ${value}`);
+      expectCode(t, await patchTask(h, 12, { [member]: value }), 422, 'invalid_field', `${member} ${value}`);
     }
   }
-  expectProblem(t, await patch(h, 12, {
+  expectCode(t, await patchTask(h, 12, {
     actualIntervals: [{ staffMemberId: 10, start: '2026-03-29T01:30:00', end: '2026-03-29T03:00:00' }],
   }), 422, 'invalid_field', 'an interval start');
-  t.match(await read(h, 12), { startedAt: '2026-11-16T09:00:00', earliestStart: null, releaseDate: null, actualIntervals: [] });
-  t.equal((await patch(h, 12, { startedAt: '2026-03-29T02:00:00' })).status, 204, 'the first wall time after the gap exists');
+  t.match(await readTask(h, 12), { startedAt: '2026-11-16T09:00:00', earliestStart: null, releaseDate: null, actualIntervals: [] });
+  t.equal((await patchTask(h, 12, { startedAt: '2026-03-29T02:00:00' })).status, 204, 'the first wall time after the gap exists');
 });
 
 t.test('PATCH: a syntactically bad local-date-time gives 400 validation_failed', async (t) => {
-  const h = world(startedFixture());
+  const h = adaWorld({ fixture: startedFixture() });
   const bad = [
     '2026-02-30T10:00:00', '2026-11-16 10:00:00', '2026-11-16T10:00', '2026-11-16T24:00:00', '2026-13-01T10:00:00',
     '2026-11-16T10:00:00+0100', '2026-11-16T10:00:00z', '2026-11-16', '', '2026-11-16T10:00:00.', 'yesterday',
   ];
   for (const member of ['startedAt', 'earliestStart', 'releaseDate']) {
-    for (const value of bad) expectProblem(t, await patch(h, 12, { [member]: value }), 400, 'validation_failed', `${member} ${JSON.stringify(value)}`);
+    for (const value of bad) expectCode(t, await patchTask(h, 12, { [member]: value }), 400, 'validation_failed', `${member} ${JSON.stringify(value)}`);
   }
-  expectProblem(t, await patch(h, 12, { startedAt: 1763283600000 }), 400, 'validation_failed', 'a number');
-  expectProblem(t, await patch(h, 12, {
+  expectCode(t, await patchTask(h, 12, { startedAt: 1763283600000 }), 400, 'validation_failed', 'a number');
+  expectCode(t, await patchTask(h, 12, {
     actualIntervals: [{ staffMemberId: 10, start: '2026-02-30T09:00:00', end: '2026-11-16T09:10:00' }],
   }), 400, 'validation_failed', 'Feb 30 in an interval');
   // Shape comes before value and business rules (contract 1): the 400 is not masked by a 422 or 409.
   const feb30 = '2026-02-30T10:00:00';
-  expectProblem(t, await patch(h, 12, { title: '   ', releaseDate: feb30 }), 400, 'validation_failed', 'with a blank title');
-  expectProblem(t, await patch(h, 12, { earliestStart: '2026-03-29T01:30:00', releaseDate: feb30 }), 400, 'validation_failed', 'with a nonexistent time');
-  expectProblem(t, await patch(h, 12, { dependencyIds: [9999], startedAt: feb30 }), 400, 'validation_failed', 'with an unknown dependency');
-  expectProblem(t, await patch(h, 6, { startedAt: feb30 }), 400, 'validation_failed', 'on a Done task');
-  t.match(await read(h, 12), { startedAt: '2026-11-16T09:00:00', earliestStart: null, releaseDate: null });
+  expectCode(t, await patchTask(h, 12, { title: '   ', releaseDate: feb30 }), 400, 'validation_failed', 'with a blank title');
+  expectCode(t, await patchTask(h, 12, { earliestStart: '2026-03-29T01:30:00', releaseDate: feb30 }), 400, 'validation_failed', 'with a nonexistent time');
+  expectCode(t, await patchTask(h, 12, { dependencyIds: [9999], startedAt: feb30 }), 400, 'validation_failed', 'with an unknown dependency');
+  expectCode(t, await patchTask(h, 6, { startedAt: feb30 }), 400, 'validation_failed', 'on a Done task');
+  t.match(await readTask(h, 12), { startedAt: '2026-11-16T09:00:00', earliestStart: null, releaseDate: null });
 });
 
 t.test('PATCH: an ambiguous autumn wall time is stored as that wall time', async (t) => {
-  const h = world(startedFixture());
-  t.equal((await patch(h, 12, { startedAt: '2026-10-25T01:30:00' })).status, 204);
-  t.equal((await read(h, 12)).startedAt, '2026-10-25T01:30:00');
+  const h = adaWorld({ fixture: startedFixture() });
+  t.equal((await patchTask(h, 12, { startedAt: '2026-10-25T01:30:00' })).status, 204);
+  t.equal((await readTask(h, 12)).startedAt, '2026-10-25T01:30:00');
   // Either instant of the repeated hour reads as the same wall time.
   for (const instant of ['2026-10-25T00:30:00Z', '2026-10-25T01:30:00Z']) {
-    t.equal((await patch(h, 12, { startedAt: instant })).status, 204, instant);
-    t.equal((await read(h, 12)).startedAt, '2026-10-25T01:30:00', `${instant} is 01:30 in London`);
+    t.equal((await patchTask(h, 12, { startedAt: instant })).status, 204, instant);
+    t.equal((await readTask(h, 12)).startedAt, '2026-10-25T01:30:00', `${instant} is 01:30 in London`);
   }
-  t.equal((await patch(h, 12, { earliestStart: '2026-10-25T01:59:59', releaseDate: '2026-10-25T01:00:00' })).status, 204);
-  t.match(await read(h, 12), { earliestStart: '2026-10-25T01:59:59', releaseDate: '2026-10-25T01:00:00' });
+  t.equal((await patchTask(h, 12, { earliestStart: '2026-10-25T01:59:59', releaseDate: '2026-10-25T01:00:00' })).status, 204);
+  t.match(await readTask(h, 12), { earliestStart: '2026-10-25T01:59:59', releaseDate: '2026-10-25T01:00:00' });
 });
 
 t.test('PATCH: earliestStart and releaseDate are set, converted from offsets, and cleared with null', async (t) => {
-  const h = world();
-  t.equal((await patch(h, 3, { earliestStart: '2026-11-10T09:00:00', releaseDate: '2026-07-01T08:00:00Z' })).status, 204);
-  t.match(await read(h, 3), { earliestStart: '2026-11-10T09:00:00', releaseDate: '2026-07-01T09:00:00' });
-  t.equal((await patch(h, 3, { earliestStart: '2026-12-01T09:00:00.75+00:00' })).status, 204, 'only earliestStart');
-  t.match(await read(h, 3), { earliestStart: '2026-12-01T09:00:00', releaseDate: '2026-07-01T09:00:00' });
-  t.equal((await patch(h, 3, { earliestStart: null })).status, 204);
-  t.match(await read(h, 3), { earliestStart: null, releaseDate: '2026-07-01T09:00:00' });
-  t.equal((await patch(h, 3, { releaseDate: null })).status, 204);
-  t.match(await read(h, 3), { earliestStart: null, releaseDate: null });
-  t.equal((await patch(h, 9, { earliestStart: null })).status, 204, "clears task 9's 2027 earliestStart");
-  t.equal((await read(h, 9)).earliestStart, null);
+  const h = adaWorld();
+  t.equal((await patchTask(h, 3, { earliestStart: '2026-11-10T09:00:00', releaseDate: '2026-07-01T08:00:00Z' })).status, 204);
+  t.match(await readTask(h, 3), { earliestStart: '2026-11-10T09:00:00', releaseDate: '2026-07-01T09:00:00' });
+  t.equal((await patchTask(h, 3, { earliestStart: '2026-12-01T09:00:00.75+00:00' })).status, 204, 'only earliestStart');
+  t.match(await readTask(h, 3), { earliestStart: '2026-12-01T09:00:00', releaseDate: '2026-07-01T09:00:00' });
+  t.equal((await patchTask(h, 3, { earliestStart: null })).status, 204);
+  t.match(await readTask(h, 3), { earliestStart: null, releaseDate: '2026-07-01T09:00:00' });
+  t.equal((await patchTask(h, 3, { releaseDate: null })).status, 204);
+  t.match(await readTask(h, 3), { earliestStart: null, releaseDate: null });
+  t.equal((await patchTask(h, 9, { earliestStart: null })).status, 204, "clears task 9's 2027 earliestStart");
+  t.equal((await readTask(h, 9)).earliestStart, null);
 });
 
 t.test('PATCH: a future earliestStart or releaseDate removes the task from /tasks/available; clearing it brings it back', async (t) => {
-  const h = world();
+  const h = adaWorld();
   t.ok((await availableIds(h)).includes(3), 'task 3 is offered');
-  t.equal((await patch(h, 3, { earliestStart: '2026-11-16T10:00:01' })).status, 204);
+  t.equal((await patchTask(h, 3, { earliestStart: '2026-11-16T10:00:01' })).status, 204);
   t.notOk((await availableIds(h)).includes(3), 'a second ahead is not yet');
-  t.equal((await patch(h, 3, { earliestStart: '2026-11-16T10:00:00' })).status, 204);
+  t.equal((await patchTask(h, 3, { earliestStart: '2026-11-16T10:00:00' })).status, 204);
   t.ok((await availableIds(h)).includes(3), 'now itself is fine');
-  t.equal((await patch(h, 3, { releaseDate: '2026-11-17T09:00:00' })).status, 204);
+  t.equal((await patchTask(h, 3, { releaseDate: '2026-11-17T09:00:00' })).status, 204);
   t.notOk((await availableIds(h)).includes(3), 'a future releaseDate');
-  t.equal((await patch(h, 3, { releaseDate: null, earliestStart: null })).status, 204);
+  t.equal((await patchTask(h, 3, { releaseDate: null, earliestStart: null })).status, 204);
   t.ok((await availableIds(h)).includes(3), 'cleared');
   t.notOk((await availableIds(h)).includes(9), "task 9's 2027 earliestStart holds it back");
-  t.equal((await patch(h, 9, { earliestStart: null })).status, 204);
+  t.equal((await patchTask(h, 9, { earliestStart: null })).status, 204);
   t.ok((await availableIds(h)).includes(9));
   h.clock.set('2026-11-17T09:00:00Z');
-  t.equal((await patch(h, 3, { earliestStart: '2026-11-17T10:00:00' })).status, 204);
+  t.equal((await patchTask(h, 3, { earliestStart: '2026-11-17T10:00:00' })).status, 204);
   t.notOk((await availableIds(h)).includes(3));
   h.clock.set('2026-11-17T10:00:00Z');
   t.ok((await availableIds(h)).includes(3), 'offered once the clock reaches it');

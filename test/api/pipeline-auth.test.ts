@@ -1,13 +1,14 @@
 import t from 'tap';
 import { harness, type Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
-import { expectProblem, type Test } from '../http/expect-problem.js';
+import type { TapTest } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 // Contract 1 steps 3 (authentication) and 5 (scope), through the real handle().
 
 const READ_URLS = ['/api/v1/identity', '/api/v1/tasks/available', '/api/v1/tasks/waiting', '/api/v1/tasks/1'];
 
-async function expectUnauthenticated(tt: Test, h: Harness, options: { token?: string | null; headers?: Record<string, string | string[]> }, what: string) {
+async function expectUnauthenticated(tt: TapTest, h: Harness, options: { token?: string | null; headers?: Record<string, string | string[]> }, what: string) {
   for (const url of READ_URLS) {
     const response = await h.call('GET', url, options);
     expectProblem(tt, response, 'authentication_failed', `${what}: GET ${url}`);

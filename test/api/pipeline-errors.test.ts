@@ -2,7 +2,7 @@ import t from 'tap';
 import Database from 'better-sqlite3';
 import { harness } from '../helpers/service.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
-import { expectProblem, TRACE_ID } from '../http/expect-problem.js';
+import { expectProblem, TRACE_ID } from '../helpers/expect-problem.js';
 import type { ErrorCode } from '../../lib/domain/errors.js';
 import { createService } from '../../lib/service.js';
 import { loadFixture } from '../../lib/fixtures/load.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { harness } from '../helpers/service.js';
 import { TOKENS } from '../helpers/fixture.js';
-import { expectProblem } from '../http/expect-problem.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 // Contract 10 and step 4 of contract 1, through the real handle(), with rateLimit 3.
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { harness } from '../helpers/service.js';
 import { TOKENS } from '../helpers/fixture.js';
-import { expectProblem } from '../http/expect-problem.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 // Contract 1, steps 1 (route) and 2 (body size), through the real handle().
 // Operations are registered as their issues land (see test/http/router.test.ts for the full table).

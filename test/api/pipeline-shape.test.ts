@@ -1,7 +1,7 @@
 import t from 'tap';
 import { harness } from '../helpers/service.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
-import { expectProblem } from '../http/expect-problem.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 // Contract 1 step 6 (request shape) for the read operations, and its place after steps 3-5.
 

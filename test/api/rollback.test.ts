@@ -1,23 +1,13 @@
 import t from 'tap';
 import { harness, type Harness } from '../helpers/service.js';
 import { TOKENS } from '../helpers/fixture.js';
-import { expectProblem, type Test } from '../http/expect-problem.js';
+import { API, etagOf, LEASE_11, workspaceVersion, type TapTest } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 /**
  * No write path can leave a partial change: a step that fails late inside the transaction (made
  * to fail here by a SQLite trigger) rolls back every earlier step, the version bump and the receipt.
  */
-
-const API = '/api/v1';
-const LEASE_11 = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
-
-async function etagOf(h: Harness, id: number): Promise<string> {
-  return (await h.call('GET', `${API}/tasks/${id}`)).headers['etag'] as string;
-}
-
-function workspaceVersion(h: Harness): number {
-  return (h.db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
-}
 
 function receipts(h: Harness): { key: string }[] {
   return h.db.prepare('SELECT key FROM idempotency_receipts ORDER BY key').all() as { key: string }[];
@@ -42,7 +32,7 @@ function snapshot(h: Harness): unknown {
   };
 }
 
-function expectInternalError(t: Test, h: Harness, response: Parameters<typeof expectProblem>[1], what: string): void {
+function expectInternalError(t: TapTest, h: Harness, response: Parameters<typeof expectProblem>[1], what: string): void {
   expectProblem(t, response, 'internal_error', what);
   t.notMatch(response.text ?? '', /boom/, `${what}: no diagnostics in the body`);
   t.ok(h.errors.some((entry) => String(entry['error']).includes('boom')), `${what}: the cause is logged`);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { harness, type Harness } from '../helpers/service.js';
 import { TOKENS } from '../helpers/fixture.js';
+import { addAssistance } from '../helpers/api.js';
 
 /**
  * Assistance and reply content inside tasks (contract 8, last bullet): shown with
@@ -13,37 +14,6 @@ const CREATED = '2026-11-16T08:30:00.000Z';
 const RESPONDED = '2026-11-16T09:40:00.000Z';
 const REVISION_OPEN = '3f0c1a2b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
 const REVISION_RESPONDED = '7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918';
-
-interface AssistanceInput {
-  stageId: number;
-  taskId: number;
-  incomingId: number;
-  isBlocking: boolean;
-  kind: 'Question' | 'Review' | 'Approval' | 'Action';
-  title: string;
-  details: string | null;
-  estimatedMinutes: number;
-  priority: 'critical' | 'high' | 'normal' | 'low';
-  lifecycle: 'floating' | 'planned' | 'inprogress' | 'completed';
-  responseState: 'open' | 'responded' | 'resolved';
-  response: string | null;
-  respondedUtc: string | null;
-  completedUtc: string | null;
-  revision: string;
-}
-
-function addAssistance(h: Harness, a: AssistanceInput) {
-  const ms = (value: string | null) => (value === null ? null : Date.parse(value));
-  h.db.prepare("INSERT INTO stages (id, kind) VALUES (?, 'assistance')").run(a.stageId);
-  h.db.prepare(`INSERT INTO assistance_stages (id, organisation_id, origin_task_id, requested_by_client_id,
-      requested_by_staff_id, assistance_kind, is_blocking, created_utc) VALUES (?, 1, ?, 100, 10, ?, ?, ?)`)
-    .run(a.stageId, a.taskId, a.kind, a.isBlocking ? 1 : 0, ms(CREATED));
-  h.db.prepare(`INSERT INTO incoming_items (id, organisation_id, stage_id, recipient_id, title, details, estimated_minutes,
-      priority_name, requester, requested_at_utc, lifecycle, response, response_state, responded_at_utc, completed_utc, revision)
-      VALUES (?, 1, ?, 11, ?, ?, ?, ?, 'Ada', ?, ?, ?, ?, ?, ?, ?)`)
-    .run(a.incomingId, a.stageId, a.title, a.details, a.estimatedMinutes, a.priority, ms(CREATED), a.lifecycle,
-      a.response, a.responseState, ms(a.respondedUtc), ms(a.completedUtc), a.revision);
-}
 
 function addSourceItem(h: Harness, itemId: string): number {
   const row = h.db.prepare(`INSERT INTO source_items (organisation_id, provider_key, item_id, title)
@@ -68,12 +38,12 @@ function addChange(h: Harness, c: {
 function world() {
   const h = harness({ defaultToken: TOKENS.ada });
   addAssistance(h, {
-    stageId: 500, taskId: 1, incomingId: 7, isBlocking: true, kind: 'Review', title: 'Review the headline',
+    createdUtc: CREATED, stageId: 500, taskId: 1, incomingId: 7, isBlocking: true, kind: 'Review', title: 'Review the headline',
     details: 'Is the tone right?', estimatedMinutes: 20, priority: 'high', lifecycle: 'floating',
     responseState: 'open', response: null, respondedUtc: null, completedUtc: null, revision: REVISION_OPEN,
   });
   addAssistance(h, {
-    stageId: 501, taskId: 1, incomingId: 8, isBlocking: false, kind: 'Question', title: 'Which logo?',
+    createdUtc: CREATED, stageId: 501, taskId: 1, incomingId: 8, isBlocking: false, kind: 'Question', title: 'Which logo?',
     details: null, estimatedMinutes: 5, priority: 'normal', lifecycle: 'completed',
     responseState: 'responded', response: 'The blue one', respondedUtc: RESPONDED, completedUtc: RESPONDED, revision: REVISION_RESPONDED,
   });

@@ -1,6 +1,9 @@
 import t from 'tap';
 import { harness, type Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+// Direct SQL changes skip the API and so the workspace-version bump every real mutation makes;
+// plans are cached per version, so these tests bump it as a mutation would.
+import { addAssistance, bumpVersion } from '../helpers/api.js';
 
 /**
  * GET /tasks/available (contract 5): runnable, assigned to the caller, no live lease, in offer
@@ -13,27 +16,6 @@ async function available(h: Harness, token: string = TOKENS.ada): Promise<number
   const response = await h.call('GET', '/api/v1/tasks/available', { token });
   if (response.status !== 200) throw new Error(`available answered ${response.status}: ${response.text}`);
   return ids(response.json);
-}
-
-/**
- * Direct SQL changes skip the API, so they also skip the workspace-version bump every real
- * mutation makes; plans are cached per version, so the tests bump it as a mutation would.
- */
-function bumpVersion(h: Harness): void {
-  h.db.prepare('UPDATE organisations SET workspace_version = workspace_version + 1 WHERE id = 1').run();
-}
-
-/** An assistance request raised from `taskId`, built directly in SQL (no write endpoint yet). */
-function addAssistance(h: Harness, a: { stageId: number; taskId: number; incomingId: number; isBlocking?: boolean; responseState?: string }) {
-  const created = Date.parse('2026-11-16T09:00:00Z');
-  h.db.prepare("INSERT INTO stages (id, kind) VALUES (?, 'assistance')").run(a.stageId);
-  h.db.prepare(`INSERT INTO assistance_stages (id, organisation_id, origin_task_id, requested_by_client_id,
-      requested_by_staff_id, is_blocking, created_utc) VALUES (?, 1, ?, 100, 10, ?, ?)`)
-    .run(a.stageId, a.taskId, a.isBlocking === false ? 0 : 1, created);
-  h.db.prepare(`INSERT INTO incoming_items (id, organisation_id, stage_id, recipient_id, title, estimated_minutes,
-      requester, requested_at_utc, response_state, revision)
-      VALUES (?, 1, ?, 11, 'Please check', 15, 'Ada', ?, ?, '0b7e2f9c-5d1a-4c3e-8f6b-9a2d4e1c7b30')`)
-    .run(a.incomingId, a.stageId, created, a.responseState ?? 'open');
 }
 
 function withTasks(tasks: Record<string, unknown>[], extra: Partial<FixtureShape> = {}): FixtureShape {

@@ -1,11 +1,9 @@
 import t from 'tap';
 import { harness, type Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
+import { bumpVersion, workspaceVersion, type TapTest } from '../helpers/api.js';
 
 /** GET /tasks/{id}: shape, notes, ETag and conditional reads, not-found and not-owned. */
-
-/** The subtest type, taken from `t.test`'s last overload `(cb)`. */
-type TapTest = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 const UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -68,11 +66,6 @@ function checkFields(t: TapTest, value: Record<string, unknown>, fields: Record<
     t.ok(name in value, `${label}.${name} is present`);
     t.ok(check(value[name]), `${label}.${name} has the right type (${JSON.stringify(value[name])})`);
   }
-}
-
-
-function workspaceVersion(h: Harness, organisationId = 1): number {
-  return (h.db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = ?').get(organisationId) as { v: number }).v;
 }
 
 function insertNote(h: Harness, note: { taskId: number; clientId: number; staffId: number; text: string; createdUtc: string }): number {
@@ -219,7 +212,7 @@ t.test('GET /tasks/{id}: If-None-Match with the current ETag gives 304 with the 
 t.test('GET /tasks/{id}: If-None-Match with a stale ETag gives 200', async (t) => {
   const h = harness({ defaultToken: TOKENS.ada });
   const current = `"task-1-plan-${workspaceVersion(h)}"`;
-  h.db.prepare('UPDATE organisations SET workspace_version = workspace_version + 1 WHERE id = 1').run();
+  bumpVersion(h);
   const response = await h.call('GET', '/api/v1/tasks/1', { headers: { 'if-none-match': current } });
   t.equal(response.status, 200);
   t.equal(response.json.id, 1);

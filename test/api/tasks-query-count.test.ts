@@ -4,6 +4,7 @@ import { createService } from '../../lib/service.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { manualClock } from '../../lib/time/clock.js';
 import { baseFixture, TEST_NOW, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import { addAssistance } from '../helpers/api.js';
 
 /**
  * Lists are assembled with a fixed number of queries whatever their length: the children of all
@@ -44,12 +45,9 @@ function countingService(count: number) {
       const id = 1000 + index;
       const stageId = 5000 + index;
       db.prepare('INSERT INTO notes (task_id, client_id, staff_id, text, created_utc) VALUES (?, 100, 10, ?, ?)').run(id, `note ${id}`, created);
-      db.prepare("INSERT INTO stages (id, kind) VALUES (?, 'assistance')").run(stageId);
-      db.prepare(`INSERT INTO assistance_stages (id, organisation_id, origin_task_id, requested_by_client_id,
-          requested_by_staff_id, is_blocking, created_utc) VALUES (?, 1, ?, 100, 10, 0, ?)`).run(stageId, id, created);
-      db.prepare(`INSERT INTO incoming_items (id, organisation_id, stage_id, recipient_id, title, estimated_minutes,
-          requester, requested_at_utc, response_state, revision)
-          VALUES (?, 1, ?, 11, 'Help', 10, 'Ada', ?, 'responded', '0b7e2f9c-5d1a-4c3e-8f6b-9a2d4e1c7b30')`).run(index + 1, stageId, created);
+      addAssistance({ db }, {
+        stageId, taskId: id, incomingId: index + 1, isBlocking: false, title: 'Help', estimatedMinutes: 10, responseState: 'responded',
+      });
       const item = db.prepare('SELECT source_item_id AS id FROM task_sources WHERE task_id = ?').get(id) as { id: number };
       db.prepare(`INSERT INTO source_changes (task_id, source_item_id, incoming_id, kind, response, author, occurred_utc, received_utc)
           VALUES (?, ?, ?, 'reply', 'ok', 'Grace', ?, ?)`).run(id, item.id, index + 1, created, created);

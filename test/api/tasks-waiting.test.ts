@@ -1,6 +1,7 @@
 import t from 'tap';
 import { harness, type Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import { addAssistance } from '../helpers/api.js';
 
 /**
  * GET /tasks/waiting (contract 5): assigned to the caller, not Done, blocked, in offer order, with
@@ -14,18 +15,6 @@ async function waiting(h: Harness, token: string = TOKENS.ada) {
   const response = await h.call('GET', '/api/v1/tasks/waiting', { token });
   if (response.status !== 200) throw new Error(`waiting answered ${response.status}: ${response.text}`);
   return response.json as { id: number; blocked: boolean; blockingReasons: string[]; notes: unknown[] }[];
-}
-
-function addAssistance(h: Harness, a: { stageId: number; taskId: number; incomingId: number; isBlocking?: boolean; responseState?: string }) {
-  const created = Date.parse('2026-11-16T09:00:00Z');
-  h.db.prepare("INSERT INTO stages (id, kind) VALUES (?, 'assistance')").run(a.stageId);
-  h.db.prepare(`INSERT INTO assistance_stages (id, organisation_id, origin_task_id, requested_by_client_id,
-      requested_by_staff_id, is_blocking, created_utc) VALUES (?, 1, ?, 100, 10, ?, ?)`)
-    .run(a.stageId, a.taskId, a.isBlocking === false ? 0 : 1, created);
-  h.db.prepare(`INSERT INTO incoming_items (id, organisation_id, stage_id, recipient_id, title, estimated_minutes,
-      requester, requested_at_utc, response_state, revision)
-      VALUES (?, 1, ?, 11, 'Please check', 15, 'Ada', ?, ?, '0b7e2f9c-5d1a-4c3e-8f6b-9a2d4e1c7b30')`)
-    .run(a.incomingId, a.stageId, created, a.responseState ?? 'open');
 }
 
 t.test('GET /tasks/waiting: lists exactly the blocked, unfinished tasks assigned to the caller', async (t) => {

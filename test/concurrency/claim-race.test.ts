@@ -1,7 +1,8 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { TEST_NOW, TOKENS } from '../helpers/fixture.js';
-import { fileDatabase, race, TWIN } from './race-harness.js';
+import { TEST_NOW, TOKENS, TWIN } from '../helpers/fixture.js';
+import { workspaceVersion } from '../helpers/api.js';
+import { fileDatabase, race } from './race-harness.js';
 
 /**
  * "No live lease is ever held twice": four services (one per worker thread, each with its own
@@ -40,8 +41,7 @@ t.test('CLAIM RACE: no live lease is ever held twice (4 services on one file, 10
   const live = db.prepare('SELECT token FROM claims WHERE task_id = 1 AND released_utc IS NULL AND expires_utc > ?').all(Date.parse(TEST_NOW)) as { token: string }[];
   t.equal(live.length, 1, 'the claims table holds exactly one live lease for task 1');
   t.equal(live[0]?.token, winners[0]?.leaseToken, 'and it is the winner\'s');
-  const version = db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number };
-  t.equal(`"task-1-plan-${version.v - 1}"`, etags[0], 'the version moved exactly once');
+  t.equal(`"task-1-plan-${workspaceVersion({ db }) - 1}"`, etags[0], 'the version moved exactly once');
   const receipts = db.prepare('SELECT count(*) AS n FROM idempotency_receipts').get() as { n: number };
   t.equal(receipts.n, 1, 'one receipt, for the winner');
 });

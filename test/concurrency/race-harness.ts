@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { loadFixture } from '../../lib/fixtures/load.js';
-import { baseFixture, TEST_NOW } from '../helpers/fixture.js';
+import { baseFixture, TEST_NOW, withTwin } from '../helpers/fixture.js';
 import type { RacerData, RacerResult } from './claim-race-worker.js';
 
 /**
@@ -17,16 +17,11 @@ const WORKER_URL = new URL('./claim-race-worker.ts', import.meta.url);
  * the worker script with tsx's own `tsImport`.
  */
 const BOOTSTRAP = `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(WORKER_URL.href)}, ${JSON.stringify(import.meta.url)}))`;
-export const TWIN = 'wta_test_ada_twin_client';
 
 /** A file database in the test's own directory, loaded with the shared world plus a second client of Ada's resource. */
 export function fileDatabase(dir: string): string {
   const path = join(dir, 'race.sqlite');
-  const fixture = baseFixture();
-  fixture.clients.push({
-    id: 109, organisationId: 1, name: 'ada-twin', token: TWIN, sponsorId: 11, resourceId: 10, isActive: true,
-    scopes: ['tasks:read', 'tasks:update', 'tasks:notes'],
-  });
+  const fixture = withTwin(baseFixture(), ['tasks:read', 'tasks:update', 'tasks:notes']);
   const db = new Database(path);
   loadFixture(db, fixture, { now: Date.parse(TEST_NOW) });
   db.close();

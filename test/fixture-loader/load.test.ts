@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { FixtureError, loadFixture, loadFixtureFile } from '../../lib/fixtures/load.js';
 import { hashToken } from '../../lib/auth/token.js';
 import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import { workspaceVersion } from '../helpers/api.js';
 
 function freshDb() {
   return new Database(':memory:');
@@ -69,10 +70,10 @@ t.test('FIXTURE: loading the same fixture twice upserts instead of duplicating a
   const db = freshDb();
   loadFixture(db, baseFixture());
   const before = rowCounts(db);
-  const version = (db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
+  const version = workspaceVersion({ db });
   loadFixture(db, baseFixture());
   t.same(rowCounts(db), before);
-  t.equal((db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v, version + 1);
+  t.equal(workspaceVersion({ db }), version + 1);
 });
 
 t.test('FIXTURE: task defaults follow contract 11', async (t) => {

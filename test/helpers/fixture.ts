@@ -15,7 +15,13 @@ export const TOKENS = {
   inactiveOrg: 'wta_test_inactive_organisation',
 } as const;
 
-const ALL_SCOPES = ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes', 'human-requests:create', 'human-requests:read'];
+export const ALL_SCOPES: readonly string[] = ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes', 'human-requests:create', 'human-requests:read'];
+
+/** The fixture's live lease of ada-bot on task 11, expiring 10:10Z. */
+export const LEASE_11 = '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10';
+
+/** The token of ada-twin (client 109), a second client of Ada's resource that `withTwin` adds. */
+export const TWIN = 'wta_test_ada_twin_client';
 
 export interface FixtureShape {
   organisations: Record<string, unknown>[];
@@ -77,9 +83,17 @@ export function baseFixture(): FixtureShape {
       { id: 90, projectId: 9, title: 'Globex task', estimatedMinutes: 30, assignees: [{ staffMemberId: 20 }] },
     ],
     claims: [
-      { taskId: 11, clientId: 100, token: '6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10', expiresUtc: '2026-11-16T10:10:00.000Z' },
+      { taskId: 11, clientId: 100, token: LEASE_11, expiresUtc: '2026-11-16T10:10:00.000Z' },
     ],
   };
+}
+
+/** Adds ada-twin (client 109, token `TWIN`): a second client of Ada's resource with the given scopes. */
+export function withTwin(fixture: FixtureShape, scopes: readonly string[]): FixtureShape {
+  fixture.clients.push({
+    id: 109, organisationId: 1, name: 'ada-twin', token: TWIN, sponsorId: 11, resourceId: 10, isActive: true, scopes: [...scopes],
+  });
+  return fixture;
 }
 
 /** Monday 16 November 2026, 10:00 London (GMT). */

@@ -5,7 +5,8 @@ import { requestHeaders } from '../../lib/http/headers.js';
 import type { BodySpec } from '../../lib/http/operations.js';
 import { ServiceError, type ErrorCode } from '../../lib/domain/errors.js';
 import { ActualEffort, EmptyRequest, NoteCreate, TaskPatch } from '../../lib/schemas/requests.js';
-import type { Test } from './expect-problem.js';
+import type { TapTest } from '../helpers/api.js';
+import { codeOf } from '../helpers/expect-problem.js';
 
 // Unit tests of contract 1 step 6 for bodies: media type (415), then syntax, duplicates, shape (400).
 
@@ -18,19 +19,9 @@ function read(spec: BodySpec | null, body: string | Uint8Array | null | undefine
   return readBody(spec, body, requestHeaders(contentType === null ? {} : { 'content-type': contentType }), () => undefined);
 }
 
-function outcome(run: () => unknown): ErrorCode | 'ok' {
-  try {
-    run();
-    return 'ok';
-  } catch (error) {
-    if (error instanceof ServiceError) return error.code;
-    throw error;
-  }
-}
-
-function expectCode(tt: Test, code: ErrorCode, spec: BodySpec | null, body: string | Uint8Array | null | undefined, contentType: string | null = JSON_TYPE, what?: string): void {
+function expectCode(tt: TapTest, code: ErrorCode, spec: BodySpec | null, body: string | Uint8Array | null | undefined, contentType: string | null = JSON_TYPE, what?: string): void {
   const label = what ?? `${typeof body === 'string' ? JSON.stringify(body).slice(0, 80) : String(body)} as ${contentType}`;
-  tt.equal(outcome(() => read(spec, body, contentType)), code, `${label}: ${code}`);
+  tt.equal(codeOf(() => read(spec, body, contentType)), code, `${label}: ${code}`);
 }
 
 t.test('BODY: isJsonMediaType accepts application/json and application/*+json with an optional charset=utf-8', async (t) => {

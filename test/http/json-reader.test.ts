@@ -1,9 +1,7 @@
 import t from 'tap';
 import { readJson } from '../../lib/http/json-reader.js';
 import type { JsonReadFailure, JsonReadOptions, JsonReadResult, JsonValue } from '../../lib/http/json-reader.js';
-
-// The last overload of t.test takes only the callback; its parameter is the subtest type.
-type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+import type { TapTest } from '../helpers/api.js';
 
 function bytes(...values: number[]): Uint8Array {
   return Uint8Array.from(values);
@@ -13,7 +11,7 @@ function utf8(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }
 
-function expectOk(tt: Test, input: Uint8Array | string, options?: JsonReadOptions): { value: JsonValue; canonical: string } {
+function expectOk(tt: TapTest, input: Uint8Array | string, options?: JsonReadOptions): { value: JsonValue; canonical: string } {
   const result = readJson(input, options);
   if (!result.ok) {
     tt.fail(`expected ${describe(input)} to parse, got ${result.failure} at ${result.offset}`);
@@ -24,7 +22,7 @@ function expectOk(tt: Test, input: Uint8Array | string, options?: JsonReadOption
 }
 
 function expectFailure(
-  tt: Test,
+  tt: TapTest,
   input: Uint8Array | string,
   failure: JsonReadFailure,
   offset?: number,

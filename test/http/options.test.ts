@@ -4,7 +4,7 @@ import { createService } from '../../lib/service.js';
 import { resolveOptions } from '../../lib/options.js';
 import { systemClock } from '../../lib/time/clock.js';
 import { manualClock } from '../../lib/time/clock.js';
-import type { Test } from './expect-problem.js';
+import type { TapTest } from '../helpers/api.js';
 
 // lib/options.ts: each invalid option is a TypeError with its exact message, thrown by createService.
 
@@ -16,7 +16,7 @@ const LOGGER_MESSAGE = 'createService: options.logger must be an object with an 
 
 const provider = { refresh: async () => ({}), publish: async () => ({}) };
 
-function expectTypeError(tt: Test, options: unknown, message: string, what: string): void {
+function expectTypeError(tt: TapTest, options: unknown, message: string, what: string): void {
   let thrown: unknown;
   try {
     createService(options as Parameters<typeof createService>[0]).close();

@@ -10,7 +10,7 @@ import type { ServiceResponse } from '../../lib/http/types.js';
 import { clientStatements } from '../../lib/store/clients.js';
 import { manualClock } from '../../lib/time/clock.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
-import { expectProblem, TRACE_ID } from './expect-problem.js';
+import { expectProblem, TRACE_ID } from '../helpers/expect-problem.js';
 
 // The pipeline over the full operation table with stub handlers: the generic steps (1-6) for
 // operations whose real handlers have not arrived yet. No domain behaviour is exercised here.

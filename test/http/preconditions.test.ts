@@ -1,18 +1,8 @@
 import t from 'tap';
-import { ServiceError, type ErrorCode } from '../../lib/domain/errors.js';
 import { claimToken, idempotencyKey, incomingIfMatch, taskIfMatch } from '../../lib/http/preconditions.js';
+import { codeOf } from '../helpers/expect-problem.js';
 
 /** Unit rules of the write headers: Idempotency-Key (step 8), If-Match (step 9), X-Task-Claim (step 10). */
-
-function codeOf(run: () => unknown): ErrorCode | 'ok' {
-  try {
-    run();
-    return 'ok';
-  } catch (error) {
-    if (error instanceof ServiceError) return error.code;
-    throw error;
-  }
-}
 
 const KEY_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-';
 

@@ -1,9 +1,6 @@
-import type t from 'tap';
-import type { ErrorCode } from '../../lib/domain/errors.js';
+import { ServiceError, type ErrorCode } from '../../lib/domain/errors.js';
 import { ERROR_CATALOGUE } from '../../lib/http/problem.js';
-
-/** The type of a subtest (the last overload of t.test takes only the callback). */
-export type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+import type { TapTest } from './api.js';
 
 export const TRACE_ID = /^[0-9a-f]{32}$/;
 
@@ -20,7 +17,7 @@ export interface AnyResponse {
  * (`about:blank`), title, status, code and traceId, the catalogue's status and title, and a
  * traceId of 32 lowercase hex characters equal to the `X-Trace-Id` header.
  */
-export function expectProblem(tt: Test, response: AnyResponse, code: ErrorCode, what: string = code): void {
+export function expectProblem(tt: TapTest, response: AnyResponse, code: ErrorCode, what: string = code): void {
   const entry = ERROR_CATALOGUE[code];
   tt.equal(response.status, entry.status, `${what}: status ${entry.status}`);
   tt.equal(response.headers['content-type'], 'application/problem+json', `${what}: problem+json`);
@@ -38,4 +35,15 @@ export function expectProblem(tt: Test, response: AnyResponse, code: ErrorCode, 
   tt.equal(body['code'], code, `${what}: code ${code}`);
   tt.match(body['traceId'], TRACE_ID, `${what}: traceId is 32 lowercase hex`);
   tt.equal(response.headers['x-trace-id'], body['traceId'], `${what}: X-Trace-Id equals traceId`);
+}
+
+/** Runs a unit of the pipeline and answers the code of the ServiceError it throws, or 'ok'; other errors propagate. */
+export function codeOf(run: () => unknown): ErrorCode | 'ok' {
+  try {
+    run();
+    return 'ok';
+  } catch (error) {
+    if (error instanceof ServiceError) return error.code;
+    throw error;
+  }
 }
