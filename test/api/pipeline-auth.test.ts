@@ -117,15 +117,12 @@ t.test('AUTH: identity-only client gets 403 permission_denied on resource operat
   t.same(identity.json.scopes, ['tasks:read']);
 });
 
-t.test(
-  'AUTH: identity-only client gets 403 permission_denied on /incoming',
-  { todo: 'GET /incoming has no handler in lib/service.ts yet, so its route is not registered (404); test/http/pipeline-table.test.ts covers the rule on the full table' },
-  async (t) => {
-    const h = harness({ defaultToken: TOKENS.identityOnly });
-    const response = await h.service.handle({ method: 'GET', url: '/api/v1/incoming', headers: { authorization: `Bearer ${TOKENS.identityOnly}` } });
-    t.equal(response.status, 403);
-  },
-);
+t.test('AUTH: identity-only client gets 403 permission_denied on /incoming and every Incoming and assistance operation', async (t) => {
+  const h = harness({ defaultToken: TOKENS.identityOnly });
+  expectProblem(t, await h.call('GET', '/api/v1/incoming'), 'permission_denied', 'GET /incoming');
+  expectProblem(t, await h.call('GET', '/api/v1/human-requests/1'), 'permission_denied', 'GET /human-requests/1');
+  expectProblem(t, await h.call('POST', '/api/v1/incoming/1/start'), 'permission_denied', 'POST /incoming/1/start');
+});
 
 t.test('AUTH: scope comes before the path id, the query and the target', async (t) => {
   const identityOnly = harness({ defaultToken: TOKENS.identityOnly });
