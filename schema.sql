@@ -275,3 +275,13 @@ CREATE TABLE IF NOT EXISTS source_activations (
   sources       TEXT    NOT NULL -- JSON SourceFacts[]
 );
 CREATE INDEX IF NOT EXISTS source_activations_by_task ON source_activations (task_id, id);
+
+-- Every reference a publication of an assistance request got (a follow-up is published again and
+-- gets a new one), so a reply to any of them finds its request.
+CREATE TABLE IF NOT EXISTS source_publication_refs (
+  source_item_id INTEGER NOT NULL REFERENCES source_items (id),
+  external_ref   TEXT    NOT NULL,
+  stage_id       INTEGER NOT NULL REFERENCES assistance_stages (id) ON DELETE CASCADE,
+  PRIMARY KEY (source_item_id, external_ref)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS source_publications_due ON source_publications (state, next_attempt_utc);

@@ -2,11 +2,9 @@ import type { Logger } from './http/pipeline.js';
 import { isDatabase, type Db } from './store/open.js';
 import { systemClock, type Clock } from './time/clock.js';
 
-/** A linked-source provider (see the README's "Writing a source provider"). */
-export interface SourceProvider {
-  refresh(itemId: string, signal: AbortSignal): Promise<unknown>;
-  publish(itemId: string, request: unknown): Promise<unknown>;
-}
+import type { SourceProvider } from './sources/provider.js';
+
+export type { SourceProvider } from './sources/provider.js';
 
 /** Options of `createService`. */
 export interface ServiceOptions {
@@ -20,6 +18,10 @@ export interface ServiceOptions {
   readonly sources?: Readonly<Record<string, SourceProvider>>;
   /** Receives unexpected errors (with their traceId); defaults to JSON lines on stderr. */
   readonly logger?: Logger;
+  /** How long a provider call may take before it counts as failed; default 5000 ms. */
+  readonly sourceTimeoutMs?: number;
+  /** How old a source refresh may be when work is offered; default 15000 ms. Claims always refresh. */
+  readonly sourceMaxAgeMs?: number;
 }
 
 export interface ResolvedOptions {
@@ -28,14 +30,27 @@ export interface ResolvedOptions {
   readonly rateLimit: number;
   readonly sources: ReadonlyMap<string, SourceProvider>;
   readonly logger: Logger;
+  readonly sourceTimeoutMs: number;
+  readonly sourceMaxAgeMs: number;
 }
 
-const KNOWN = new Set(['db', 'clock', 'rateLimit', 'sources', 'logger']);
+const KNOWN = new Set(['db', 'clock', 'rateLimit', 'sources', 'logger', 'sourceTimeoutMs', 'sourceMaxAgeMs']);
+
+function milliseconds(value: unknown, name: string, fallback: number, minimum: number): number {
+  if (value === undefined) return fallback;
+  if (!(Number.isInteger(value) && (value as number) >= minimum && (value as number) <= 3_600_000)) {
+    throw new TypeError(`createService: options.${name} must be an integer number of milliseconds from ${minimum} to 3600000`);
+  }
+  return value as number;
+}
+
+const write = (level: string, entry: Record<string, unknown>): void => {
+  process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), ...entry })}\n`);
+};
 
 const stderrLogger: Logger = {
-  error(entry) {
-    process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), ...entry })}\n`);
-  },
+  error: (entry) => write('error', entry),
+  info: (entry) => write('info', entry),
 };
 
 const hasMethod = (value: object, name: string): boolean =>
@@ -50,7 +65,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   for (const name of Object.keys(given)) {
     if (!KNOWN.has(name)) throw new TypeError(`createService: unknown option "${name}"`);
   }
-  const { db, clock, rateLimit, sources, logger } = given;
+  const { db, clock, rateLimit, sources, logger, sourceTimeoutMs, sourceMaxAgeMs } = given;
   if (!((typeof db === 'string' && db.length > 0) || isDatabase(db))) {
     throw new TypeError("createService: options.db must be a file path, ':memory:' or an open better-sqlite3 Database");
   }
@@ -81,5 +96,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     rateLimit: (rateLimit as number | undefined) ?? 120,
     sources: providers,
     logger: (logger as Logger | undefined) ?? stderrLogger,
+    sourceTimeoutMs: milliseconds(sourceTimeoutMs, 'sourceTimeoutMs', 5000, 1),
+    sourceMaxAgeMs: milliseconds(sourceMaxAgeMs, 'sourceMaxAgeMs', 15_000, 0),
   };
 }

@@ -29,6 +29,8 @@ import { receiptStatements } from './store/receipts.js';
 import { sourceChangeStatements } from './store/source-changes.js';
 import { taskReadStatements } from './store/task-reads.js';
 import { taskWriteStatements } from './store/task-writes.js';
+import { sourceStatements, type TaskSourceRow } from './store/sources.js';
+import { sourceRefresher } from './sources/refresher.js';
 
 /** A running service over one database. */
 export interface Service {
@@ -48,6 +50,11 @@ export function createService(options: ServiceOptions): Service {
   const calendars = calendarStatements(db);
   const claimRows = claimStatements(db);
   const assistance = assistanceStatements(db);
+  const sources = sourceStatements(db);
+  const refresher = sourceRefresher({
+    db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger,
+  });
+  const refresh = (items: readonly TaskSourceRow[]) => refresher.refresh(items, () => resolved.clock.now());
   const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });
   const allocation: Allocation = (principal, now) => {
     if (principal.resource === null) return () => false;
@@ -56,7 +63,18 @@ export function createService(options: ServiceOptions): Service {
   };
 
   const handlers = operationHandlers({
+    claimSources: {
+      refreshTask(taskId) {
+        const items = sources.ofTasks([taskId]);
+        if (items.length === 0) return null;
+        return refresh(items).then((result) => ({
+          failed: items.some((item) => result.failedItems.has(item.id)),
+          changed: result.changedTasks.has(taskId),
+        }));
+      },
+    },
     tasks: taskReads({
+      sources: { itemsOf: (ids) => sources.ofTasks(ids), refresh, maxAgeMs: resolved.sourceMaxAgeMs },
       reads,
       organisations,
       remaining: (resourceId, now) => remainingMinutesFor(calendars, resourceId, now),

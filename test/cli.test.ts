@@ -185,7 +185,7 @@ t.test('load rejects a bad fixture naming the path and writes nothing', async (t
 
   const good = await run(['load', DEMO, '--db', dbPath]);
   tt.equal(good.code, 0);
-  tt.equal(good.stdout, 'loaded 1 organisations, 3 staff, 2 clients, 2 projects, 7 tasks, 0 claims\n');
+  tt.equal(good.stdout, 'loaded 1 organisations, 3 staff, 3 clients, 2 projects, 7 tasks, 0 claims\n');
 });
 
 t.test('client create prints a wta_ token once and stores only its hash', async (tt) => {
@@ -201,11 +201,13 @@ t.test('client create prints a wta_ token once and stores only its hash', async 
   tt.match(result.stdout, /only once/);
 
   const db = new Database(path, { readonly: true });
+  // The new client gets the next free id after the demo's clients.
+  const createdId = (db.prepare('SELECT max(id) AS id FROM api_clients').get() as { id: number }).id;
   const rows = db.prepare('SELECT id, token_hash AS hash FROM api_clients').all() as { id: number; hash: string }[];
-  const scopes = db.prepare('SELECT scope FROM api_client_scopes WHERE client_id = 102 ORDER BY scope').pluck().all();
+  const scopes = db.prepare('SELECT scope FROM api_client_scopes WHERE client_id = ? ORDER BY scope').pluck().all(createdId);
   db.close();
   tt.ok(rows.every((row) => !row.hash.includes(token)), 'the token text is in no token_hash');
-  tt.same(rows.find((row) => row.id === 102)?.hash, hashToken(token), 'the stored value is its hash');
+  tt.same(rows.find((row) => row.id === createdId)?.hash, hashToken(token), 'the stored value is its hash');
   tt.same(scopes, ['tasks:notes', 'tasks:read']);
   for (const file of [path, `${path}-wal`]) {
     if (existsSync(file)) tt.notOk(readFileSync(file).includes(token), `the token is nowhere in ${file.endsWith('-wal') ? 'the WAL' : 'the database file'}`);

@@ -3,7 +3,8 @@ import type { ExternalEvaluation } from '../domain/assistance/evaluation.js';
 import type { IncomingWork } from '../domain/assistance/incoming.js';
 import type { ClaimUseCases } from '../domain/claims.js';
 import { identityView } from '../domain/identity.js';
-import type { MutationOutcome, MutationRunner } from '../domain/mutations.js';
+import { ServiceError } from '../domain/errors.js';
+import type { MutationOutcome, MutationRunner, WriteRequest } from '../domain/mutations.js';
 import type { TaskReads } from '../domain/tasks/read.js';
 import type { TaskWrites } from '../domain/tasks/write.js';
 import type {
@@ -13,7 +14,14 @@ import type {
 import { ifNoneMatchHits } from './conditional.js';
 import { jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
 
+/** The linked sources a claim refreshes first (contract 9). */
+export interface ClaimSources {
+  /** Refreshes every source of the task; resolves to whether any failed and whether facts changed. */
+  refreshTask(taskId: number): Promise<{ failed: boolean; changed: boolean }> | null;
+}
+
 export interface HandlerDependencies {
+  readonly claimSources: ClaimSources;
   readonly tasks: TaskReads;
   readonly writes: TaskWrites;
   readonly claims: ClaimUseCases;
@@ -33,26 +41,50 @@ function bodyOf<T>(context: OperationContext): T {
 
 /** Binds each operation id to its use case. */
 export function operationHandlers(deps: HandlerDependencies): Map<string, OperationHandler> {
-  const { tasks, writes, claims, mutations, assistance, incoming, evaluation } = deps;
+  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources } = deps;
+
+  const writeRequest = (context: OperationContext): WriteRequest => ({
+    principal: context.principal,
+    operation: context.operation,
+    method: context.method,
+    path: context.path,
+    id: context.id,
+    now: context.now,
+    headers: context.headers,
+    canonicalBody: context.body?.canonical ?? '',
+  });
 
   const write = (apply: (context: OperationContext) => MutationOutcome): OperationHandler => (context) =>
-    mutations.run(
-      {
-        principal: context.principal,
-        operation: context.operation,
-        method: context.method,
-        path: context.path,
-        id: context.id,
-        now: context.now,
-        headers: context.headers,
-        canonicalBody: context.body?.canonical ?? '',
-      },
-      () => apply(context),
-    );
+    mutations.run(writeRequest(context), () => apply(context));
+
+  /**
+   * Contract 2: after every other check, a claim refreshes the task's linked sources (always,
+   * whatever their age). A failure is 503 and a change of facts 409, and neither creates a lease.
+   * The refresh is I/O, so it runs between a dry run and the real, re-checked write.
+   */
+  const claim: OperationHandler = (context) => {
+    const request = writeRequest(context);
+    const acquire = () => claims.claim(context.principal, context.id, context.now);
+    const replay = mutations.check(request, () => claims.assertClaimable(context.principal, context.id, context.now));
+    if (replay !== null) return replay;
+    const refreshed = claimSources.refreshTask(context.id);
+    if (refreshed === null) return mutations.run(request, acquire);
+    return refreshed.then(({ failed, changed }) => {
+      if (failed) throw new ServiceError('source_unavailable');
+      if (changed) throw new ServiceError('source_context_changed');
+      return mutations.run(request, acquire);
+    });
+  };
 
   return new Map<string, OperationHandler>([
     ['getIdentity', ({ principal }) => jsonResponse(200, identityView(principal))],
-    ['listAvailableTasks', ({ principal, now }) => jsonResponse(200, tasks.listAvailable(principal, now))],
+    [
+      'listAvailableTasks',
+      ({ principal, now }) => {
+        const list = tasks.listAvailable(principal, now);
+        return list instanceof Promise ? list.then((ready) => jsonResponse(200, ready)) : jsonResponse(200, list);
+      },
+    ],
     ['listWaitingTasks', ({ principal, now }) => jsonResponse(200, tasks.listWaiting(principal, now))],
     [
       'getTask',
@@ -65,7 +97,7 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     ['patchTask', write((c) => writes.patch(c.principal, c.id, bodyOf<TaskPatchInput>(c), c.now))],
     ['replaceActualEffort', write((c) => writes.replaceEffort(c.principal, c.id, bodyOf<ActualEffortInput>(c), c.now))],
     ['appendNote', write((c) => writes.appendNote(c.principal, c.id, bodyOf<NoteCreateInput>(c), c.now))],
-    ['claimTask', write((c) => claims.claim(c.principal, c.id, c.now))],
+    ['claimTask', claim],
     ['renewClaim', write((c) => claims.renew(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
     ['releaseClaim', write((c) => claims.release(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
     ['createHumanRequest', write((c) => assistance.create(c.principal, c.id, bodyOf<AssistanceCreateInput>(c), c.now))],

@@ -87,7 +87,8 @@ function incomingAction(operationId: string, action: string, summary: string, bo
   return {
     operationId, method: 'POST', path: `/incoming/{id}/${action}`, summary, caller: 'resource-client',
     scope: 'tasks:update', target: 'incoming', query: noQuery, body, idempotencyKey: 'required',
-    ifMatch: 'incoming-revision', claimHeader: false, success: noContent,
+    ifMatch: 'incoming-revision', claimHeader: false,
+    success: { ...noContent, description: "Done. ETag is the item's new revision (quoted).", headers: ['ETag'] },
   };
 }
 

@@ -86,7 +86,7 @@ const Revision = Uuid;
 export const ExternalEvaluation = Type.Union(
   [
     Type.Object(
-      { decision: Type.Enum(['acknowledge']), eventId: Type.Integer({ format: 'int64', minimum: 1 }) },
+      { decision: Type.Enum(['acknowledge']), eventId: Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) },
       { additionalProperties: false },
     ),
     Type.Object(

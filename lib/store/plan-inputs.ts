@@ -44,7 +44,7 @@ export function planInputStatements(db: Db) {
            estimated_minutes AS estimatedMinutes
       FROM incoming_items
      WHERE recipient_id = ? AND lifecycle IN ('planned', 'inprogress')
-     ORDER BY coalesce(actual_start_utc, 0), planned_start_local, id`);
+     ORDER BY CASE lifecycle WHEN 'inprogress' THEN 0 ELSE 1 END, actual_start_utc, planned_start_local, id`);
   return {
     tasks: (staffId: number) => tasks.all(staffId),
     acceptedIncoming: (staffId: number) => accepted.all(staffId),

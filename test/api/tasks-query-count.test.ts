@@ -56,6 +56,9 @@ function countingService(count: number) {
     }
   });
   addChildren();
+  // Sources refreshed a moment ago: the steady state, in which offering calls no provider.
+  db.prepare('UPDATE source_items SET is_available = 1, has_baseline = 1, last_attempt_utc = ?, last_success_utc = ?')
+    .run(clock.now(), clock.now());
   const service = createService({ db, clock });
   return {
     /** Runs one request and answers its status, body and the number of SQLite statements it ran. */

@@ -1,6 +1,7 @@
 import type { Principal } from '../../auth/authenticate.js';
 import type { TaskView } from '../../schemas/resources.js';
 import type { OrganisationStatements } from '../../store/organisations.js';
+import type { TaskSourceRow } from '../../store/sources.js';
 import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
 import { isBlocked, isRunnable } from './state.js';
@@ -9,7 +10,18 @@ import { buildTaskViews, type RemainingMinutes } from './view.js';
 /** For a caller at an instant: does the scheduler allocate this task (contract 5)? */
 export type Allocation = (principal: Principal, now: number) => (row: TaskRow) => boolean;
 
+/** Linked sources as the offer list needs them (contract 9). */
+export interface OfferSources {
+  /** The source items linked to these tasks. */
+  itemsOf(taskIds: readonly number[]): readonly TaskSourceRow[];
+  /** Refreshes the items now; resolves once the results are recorded. */
+  refresh(items: readonly TaskSourceRow[]): Promise<unknown>;
+  /** How old a refresh (successful or not) may be and still count when offering. */
+  readonly maxAgeMs: number;
+}
+
 export interface TaskReadDependencies {
+  readonly sources: OfferSources;
   readonly reads: TaskReadStatements;
   readonly organisations: OrganisationStatements;
   /** Remaining-time rules as seen by one resource at one instant. */
@@ -46,12 +58,24 @@ export function taskReads(deps: TaskReadDependencies) {
       return view;
     },
 
-    /** Contract 5: runnable, assigned to the caller, no live lease. */
-    listAvailable(principal: Principal, now: number): TaskView[] {
-      const allocated = deps.allocation(principal, now);
-      const rows = reads.unfinishedForResource(resourceId(principal), now)
-        .filter((row) => row.liveClaim !== 1 && isRunnable(row, now, allocated));
-      return views(principal, rows, false, now);
+    /**
+     * Contract 5 and 9: runnable, assigned to the caller, no live lease, and every linked source
+     * refreshed successfully within the last `maxAgeMs` (refreshing the stale ones first, which
+     * is the only time this read waits for I/O). A source that fails omits its task.
+     */
+    listAvailable(principal: Principal, now: number): TaskView[] | Promise<TaskView[]> {
+      const offer = (): { rows: TaskRow[]; stale: TaskSourceRow[] } => {
+        const allocated = deps.allocation(principal, now);
+        const candidates = reads.unfinishedForResource(resourceId(principal), now)
+          .filter((row) => row.liveClaim !== 1 && isRunnable(row, now, allocated));
+        const items = candidates.length === 0 ? [] : deps.sources.itemsOf(candidates.map((row) => row.id));
+        const stale = items.filter((item) => item.lastAttemptUtc === null || now - item.lastAttemptUtc >= deps.sources.maxAgeMs);
+        const unavailable = new Set(items.filter((item) => item.isAvailable !== 1).map((item) => item.taskId));
+        return { rows: candidates.filter((row) => !unavailable.has(row.id)), stale };
+      };
+      const first = offer();
+      if (first.stale.length === 0) return views(principal, first.rows, false, now);
+      return deps.sources.refresh(first.stale).then(() => views(principal, offer().rows, false, now));
     },
 
     /** Contract 5: assigned, not Done, blocked. */

@@ -1,0 +1,80 @@
+/**
+ * The linked-source provider interface (contract 9). An embedder passes providers to
+ * `createService({ sources: { [providerKey]: provider } })`; the service calls them before work is
+ * offered or claimed and to publish assistance requests. Providers return plain data; anything
+ * beyond the documented members is ignored, and nothing but the business facts ever reaches a
+ * response.
+ */
+export interface SourceReply {
+  /** Stable id of the reply in the external system (a reply is recorded once). */
+  readonly id: string;
+  /** The `ref` returned by `publish` for the request this reply answers. */
+  readonly inReplyTo: string | null;
+  readonly author: string | null;
+  readonly text: string;
+  /** When it was written (utc-date-time); the receipt time is used when absent or invalid. */
+  readonly createdUtc: string | null;
+}
+
+export interface SourceSnapshot {
+  readonly title: string;
+  readonly description: string | null;
+  readonly businessStatus: string | null;
+  readonly replies: readonly SourceReply[];
+}
+
+export interface PublishRequest {
+  readonly title: string;
+  readonly details: string | null;
+  readonly assistanceKind: 'Question' | 'Review' | 'Approval' | 'Action';
+  readonly priority: 'critical' | 'high' | 'normal' | 'low';
+}
+
+export interface SourceProvider {
+  /** The item's current facts and replies; reject (or throw) when it cannot be read. */
+  refresh(itemId: string, signal: AbortSignal): Promise<unknown>;
+  /** Posts an assistance request to the item; resolves to `{ ref }`, an opaque reference. */
+  publish(itemId: string, request: PublishRequest, signal: AbortSignal): Promise<unknown>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const optionalText = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** Reads a provider's refresh result; null when it is not a usable snapshot (a failure). */
+export function parseSnapshot(value: unknown): SourceSnapshot | null {
+  if (!isRecord(value) || typeof value['title'] !== 'string') return null;
+  const replies: SourceReply[] = [];
+  const rawReplies = value['replies'];
+  if (rawReplies !== undefined && rawReplies !== null) {
+    if (!Array.isArray(rawReplies)) return null;
+    for (const reply of rawReplies) {
+      if (!isRecord(reply) || (typeof reply['id'] !== 'string' && typeof reply['id'] !== 'number') || typeof reply['text'] !== 'string') {
+        continue; // one malformed reply does not hide the item's facts
+      }
+      replies.push({
+        id: String(reply['id']),
+        inReplyTo: typeof reply['inReplyTo'] === 'number' ? String(reply['inReplyTo']) : optionalText(reply['inReplyTo']),
+        author: optionalText(reply['author']),
+        text: reply['text'],
+        createdUtc: optionalText(reply['createdUtc']),
+      });
+    }
+  }
+  return {
+    title: value['title'],
+    description: optionalText(value['description']),
+    businessStatus: optionalText(value['businessStatus']),
+    replies,
+  };
+}
+
+/** Reads a provider's publish result: the opaque reference, or null when there is none. */
+export function parsePublished(value: unknown): string | null {
+  if (!isRecord(value)) return null;
+  const ref = value['ref'];
+  if (typeof ref === 'string' && ref.length > 0) return ref;
+  if (typeof ref === 'number') return String(ref);
+  return null;
+}

@@ -1,0 +1,88 @@
+import type { Logger } from '../http/pipeline.js';
+import type { SourceStatements } from '../store/sources.js';
+import { formatUtc } from '../time/london.js';
+import { parsePublished, type SourceProvider } from './provider.js';
+import { withDeadline } from './timeout.js';
+
+export interface PublisherOptions {
+  readonly sources: SourceStatements;
+  readonly providers: ReadonlyMap<string, SourceProvider>;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** First retry after 30 s, doubling up to an hour. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(60 * 60_000, 30_000 * 2 ** Math.min(attempts, 10));
+}
+
+/** How often a request may look for due publications (a cheap indexed query). */
+const CHECK_INTERVAL_MS = 5000;
+
+/**
+ * Publishes assistance requests to linked sources after the local request is committed
+ * (contract 9): the request is valid whether or not the source takes it. Failures are logged and
+ * retried later with back-off, driven by later traffic rather than a scheduler.
+ */
+export function sourcePublisher(options: PublisherOptions) {
+  const { sources, providers, logger } = options;
+  let running: Promise<void> | null = null;
+  let lastCheck = Number.NEGATIVE_INFINITY;
+
+  async function publishDue(): Promise<void> {
+    for (const publication of sources.duePublications(options.now())) {
+      const provider = providers.get(publication.providerKey);
+      const request = {
+        title: publication.title,
+        details: publication.pendingMessage ?? publication.details,
+        assistanceKind: publication.assistanceKind,
+        priority: publication.priorityName,
+      };
+      try {
+        if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
+        const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs));
+        if (ref === null) throw new Error('the source answered without a ref');
+        sources.markPublished(publication.stageId, publication.sourceItemId, ref);
+        logger.info?.({ message: 'assistance request published', stageId: publication.stageId, providerKey: publication.providerKey });
+      } catch (error) {
+        const retryAt = options.now() + retryDelayMs(publication.attempts);
+        sources.markPublishFailed(publication.stageId, retryAt);
+        logger.error({
+          message: 'publishing an assistance request failed; it will be retried',
+          stageId: publication.stageId, providerKey: publication.providerKey, attempt: publication.attempts + 1,
+          retryAtUtc: formatUtc(retryAt), error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+  }
+
+  function start(): Promise<void> {
+    running ??= publishDue()
+      .catch((error: unknown) => logger.error({ message: 'publication run failed', error: String(error) }))
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  }
+
+  return {
+    /** Publishes what is due now (after a request was created or followed up). */
+    kick(): void {
+      lastCheck = options.now();
+      void start();
+    },
+    /** Called on every request: at most every few seconds, publishes anything due for a retry. */
+    kickIfDue(): void {
+      const now = options.now();
+      if (now - lastCheck < CHECK_INTERVAL_MS && now >= lastCheck) return;
+      lastCheck = now;
+      const next = sources.nextPublicationDue();
+      if (next !== null && next <= now) void start();
+    },
+    /** Resolves when no publication is in flight. */
+    idle: (): Promise<void> => running ?? Promise.resolve(),
+  };
+}
+
+export type SourcePublisher = ReturnType<typeof sourcePublisher>;

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../http/pipeline.js';
+import type { Db } from '../store/open.js';
+import type { OrganisationStatements } from '../store/organisations.js';
+import type { SourceItemRow, SourceStatements } from '../store/sources.js';
+import { parseUtc } from '../time/london.js';
+import { parseSnapshot, type SourceProvider, type SourceSnapshot } from './provider.js';
+import { withDeadline } from './timeout.js';
+
+export interface RefreshOptions {
+  readonly db: Db;
+  readonly sources: SourceStatements;
+  readonly organisations: OrganisationStatements;
+  readonly providers: ReadonlyMap<string, SourceProvider>;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+}
+
+export interface RefreshResult {
+  /** Items whose refresh failed (or that have no provider). */
+  readonly failedItems: ReadonlySet<number>;
+  /** Tasks for which this refresh recorded a source change (facts that changed). */
+  readonly changedTasks: ReadonlySet<number>;
+}
+
+type Outcome = { readonly item: SourceItemRow; readonly snapshot: SourceSnapshot | null };
+
+const factsOf = (facts: { title: string; description: string | null; businessStatus: string | null }) => ({
+  title: facts.title,
+  description: facts.description,
+  businessStatus: facts.businessStatus,
+});
+
+/**
+ * Refreshes linked source items (contract 9): providers are called concurrently and outside any
+ * transaction, each under a deadline; the results are then applied in one transaction that records
+ * changed facts, new replies and activations, and bumps the workspace version when it recorded
+ * anything. Concurrent refreshes of the same item share one provider call.
+ */
+export function sourceRefresher(options: RefreshOptions) {
+  const { db, sources, organisations, providers } = options;
+  const inFlight = new Map<number, Promise<SourceSnapshot | null>>();
+
+  function fetchSnapshot(item: SourceItemRow): Promise<SourceSnapshot | null> {
+    const running = inFlight.get(item.id);
+    if (running !== undefined) return running;
+    const provider = providers.get(item.providerKey);
+    const call: Promise<SourceSnapshot | null> = provider === undefined
+      ? Promise.resolve(null)
+      : withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs).then(
+          (value) => {
+            const snapshot = parseSnapshot(value);
+            if (snapshot === null) options.logger.error({ message: 'source refresh returned no usable facts', providerKey: item.providerKey });
+            return snapshot;
+          },
+          (error: unknown) => {
+            options.logger.error({
+              message: 'source refresh failed', providerKey: item.providerKey,
+              error: error instanceof Error ? error.message : String(error),
+            });
+            return null;
+          },
+        );
+    const shared = call.finally(() => inFlight.delete(item.id));
+    inFlight.set(item.id, shared);
+    return shared;
+  }
+
+  const apply = db.transaction((outcomes: readonly Outcome[], now: number): RefreshResult => {
+    const failedItems = new Set<number>();
+    const changedTasks = new Set<number>();
+    const activationTasks = new Set<number>();
+    const touchedOrganisations = new Set<number>();
+    for (const { item: seen, snapshot } of outcomes) {
+      if (snapshot === null) {
+        sources.recordFailure(seen.id, now);
+        failedItems.add(seen.id);
+        continue;
+      }
+      // Re-read inside the transaction: another request may have applied a refresh meanwhile.
+      const item = sources.item(seen.id) ?? seen;
+      const before = factsOf(item);
+      const after = factsOf(snapshot);
+      const changed = item.hasBaseline === 1 &&
+        (before.title !== after.title || before.description !== after.description || before.businessStatus !== after.businessStatus);
+      sources.recordSuccess(item.id, after, now);
+      if (changed) {
+        for (const taskId of sources.tasksOfItem(item.id)) {
+          sources.insertChange({
+            taskId, sourceItemId: item.id, incomingId: null, kind: 'source', before: JSON.stringify(before),
+            after: JSON.stringify(after), response: null, author: null, occurred: now, now,
+          });
+          changedTasks.add(taskId);
+          activationTasks.add(taskId);
+        }
+        touchedOrganisations.add(item.organisationId);
+      }
+      for (const reply of snapshot.replies) {
+        if (reply.inReplyTo === null) continue;
+        const target = sources.replyTarget(item.id, reply.inReplyTo);
+        if (target === undefined || !sources.markReplySeen(item.id, reply.id)) continue;
+        const occurred = (reply.createdUtc === null ? null : parseUtc(reply.createdUtc)) ?? now;
+        sources.insertChange({
+          taskId: target.originTaskId, sourceItemId: item.id, incomingId: target.incomingId, kind: 'reply', before: null,
+          after: null, response: reply.text, author: reply.author, occurred, now,
+        });
+        // A reply answers the request but never resolves it: the agent evaluates it.
+        sources.respond(target.incomingId, reply.text, now, randomUUID());
+        touchedOrganisations.add(item.organisationId);
+      }
+    }
+    for (const taskId of activationTasks) {
+      sources.insertActivation(taskId, now, JSON.stringify(sources.availableFacts(taskId).map(factsOf)));
+    }
+    for (const organisationId of touchedOrganisations) organisations.bumpWorkspaceVersion(organisationId);
+    return { failedItems, changedTasks };
+  });
+
+  return {
+    /** Refreshes the given items now and applies what came back. */
+    async refresh(items: readonly SourceItemRow[], clock: () => number): Promise<RefreshResult> {
+      const unique = [...new Map(items.map((item) => [item.id, item])).values()];
+      const outcomes = await Promise.all(unique.map(async (item): Promise<Outcome> => ({ item, snapshot: await fetchSnapshot(item) })));
+      return apply.immediate(outcomes, clock());
+    },
+  };
+}
+
+export type SourceRefresher = ReturnType<typeof sourceRefresher>;

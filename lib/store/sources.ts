@@ -1,0 +1,127 @@
+import type { Db } from './open.js';
+
+export interface SourceItemRow {
+  id: number;
+  organisationId: number;
+  providerKey: string;
+  itemId: string;
+  title: string;
+  description: string | null;
+  businessStatus: string | null;
+  hasBaseline: number;
+  isAvailable: number;
+  lastAttemptUtc: number | null;
+}
+
+export interface TaskSourceRow extends SourceItemRow {
+  taskId: number;
+}
+
+export interface PublicationRow {
+  stageId: number;
+  sourceItemId: number;
+  providerKey: string;
+  itemId: string;
+  attempts: number;
+  title: string;
+  details: string | null;
+  assistanceKind: 'Question' | 'Review' | 'Approval' | 'Action';
+  priorityName: 'critical' | 'high' | 'normal' | 'low';
+  pendingMessage: string | null;
+}
+
+export interface ReplyTarget {
+  stageId: number;
+  originTaskId: number;
+  incomingId: number;
+}
+
+const ITEM_COLUMNS = `si.id, si.organisation_id AS organisationId, si.provider_key AS providerKey, si.item_id AS itemId,
+  si.title, si.description, si.business_status AS businessStatus, si.has_baseline AS hasBaseline,
+  si.is_available AS isAvailable, si.last_attempt_utc AS lastAttemptUtc`;
+
+/** Linked source items, the changes and activations refreshes record, and publications. */
+export function sourceStatements(db: Db) {
+  const ofTasks = db.prepare<[string], TaskSourceRow>(`
+    SELECT ts.task_id AS taskId, ${ITEM_COLUMNS}
+      FROM task_sources ts JOIN source_items si ON si.id = ts.source_item_id
+     WHERE ts.task_id IN (SELECT value FROM json_each(?)) ORDER BY ts.task_id, ts.position`);
+  const item = db.prepare<[number], SourceItemRow>(`SELECT ${ITEM_COLUMNS} FROM source_items si WHERE si.id = ?`);
+  const tasksOfItem = db.prepare<[number], { taskId: number }>('SELECT task_id AS taskId FROM task_sources WHERE source_item_id = ?');
+  const success = db.prepare<[{ id: number; title: string; description: string | null; businessStatus: string | null; now: number }]>(`
+    UPDATE source_items SET title = @title, description = @description, business_status = @businessStatus,
+           has_baseline = 1, is_available = 1, last_success_utc = @now, last_attempt_utc = @now WHERE id = @id`);
+  const failure = db.prepare<[{ id: number; now: number }]>(
+    'UPDATE source_items SET is_available = 0, last_attempt_utc = @now WHERE id = @id');
+  const insertChange = db.prepare(`
+    INSERT INTO source_changes (task_id, source_item_id, incoming_id, kind, before_facts, after_facts, response, author,
+      occurred_utc, received_utc)
+    VALUES (@taskId, @sourceItemId, @incomingId, @kind, @before, @after, @response, @author, @occurred, @now)`);
+  const availableFacts = db.prepare<[number], { title: string; description: string | null; businessStatus: string | null }>(`
+    SELECT si.title, si.description, si.business_status AS businessStatus
+      FROM task_sources ts JOIN source_items si ON si.id = ts.source_item_id
+     WHERE ts.task_id = ? AND si.is_available = 1 ORDER BY ts.position`);
+  const insertActivation = db.prepare('INSERT INTO source_activations (task_id, activated_utc, sources) VALUES (?, ?, ?)');
+  const markSeen = db.prepare('INSERT OR IGNORE INTO source_replies_seen (source_item_id, reply_id) VALUES (?, ?)');
+  const replyTarget = db.prepare<[{ sourceItemId: number; ref: string }], ReplyTarget>(`
+    SELECT r.stage_id AS stageId, s.origin_task_id AS originTaskId, i.id AS incomingId
+      FROM source_publication_refs r JOIN assistance_stages s ON s.id = r.stage_id JOIN incoming_items i ON i.stage_id = s.id
+     WHERE r.source_item_id = @sourceItemId AND r.external_ref = @ref`);
+  const respond = db.prepare<[{ id: number; response: string; now: number; revision: string }]>(`
+    UPDATE incoming_items SET response = @response, response_state = 'responded', responded_at_utc = @now, revision = @revision
+     WHERE id = @id`);
+  const enqueue = db.prepare<[{ stageId: number; sourceItemId: number; now: number; message: string | null }]>(`
+    INSERT INTO source_publications (stage_id, source_item_id, state, attempts, next_attempt_utc, pending_message)
+    VALUES (@stageId, @sourceItemId, 'pending', 0, @now, @message)
+    ON CONFLICT (stage_id) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_utc = @now, pending_message = @message`);
+  const due = db.prepare<[number], PublicationRow>(`
+    SELECT p.stage_id AS stageId, p.source_item_id AS sourceItemId, si.provider_key AS providerKey, si.item_id AS itemId,
+           p.attempts, i.title, i.details, s.assistance_kind AS assistanceKind, i.priority_name AS priorityName,
+           p.pending_message AS pendingMessage
+      FROM source_publications p
+      JOIN source_items si ON si.id = p.source_item_id
+      JOIN assistance_stages s ON s.id = p.stage_id
+      JOIN incoming_items i ON i.stage_id = s.id
+     WHERE p.state IN ('pending', 'failed') AND p.next_attempt_utc <= ?
+     ORDER BY p.next_attempt_utc, p.stage_id LIMIT 50`);
+  const published = db.prepare<[{ stageId: number; ref: string }]>(
+    "UPDATE source_publications SET state = 'published', external_ref = @ref, attempts = attempts + 1, pending_message = NULL WHERE stage_id = @stageId");
+  const recordRef = db.prepare<[{ sourceItemId: number; ref: string; stageId: number }]>(
+    'INSERT OR IGNORE INTO source_publication_refs (source_item_id, external_ref, stage_id) VALUES (@sourceItemId, @ref, @stageId)');
+  const failed = db.prepare<[{ stageId: number; next: number }]>(
+    "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId");
+  const publication = db.prepare<[number], { stageId: number }>('SELECT stage_id AS stageId FROM source_publications WHERE stage_id = ?');
+  const nextDue = db.prepare<[], { next: number | null }>(
+    "SELECT min(next_attempt_utc) AS next FROM source_publications WHERE state IN ('pending', 'failed')");
+
+  return {
+    ofTasks: (taskIds: readonly number[]) => ofTasks.all(JSON.stringify(taskIds)),
+    item: (id: number) => item.get(id),
+    tasksOfItem: (id: number) => tasksOfItem.all(id).map((row) => row.taskId),
+    recordSuccess: (id: number, facts: { title: string; description: string | null; businessStatus: string | null }, now: number) =>
+      success.run({ id, ...facts, now }),
+    recordFailure: (id: number, now: number) => failure.run({ id, now }),
+    insertChange: (change: {
+      taskId: number; sourceItemId: number; incomingId: number | null; kind: 'source' | 'reply'; before: string | null;
+      after: string | null; response: string | null; author: string | null; occurred: number; now: number;
+    }) => insertChange.run(change),
+    availableFacts: (taskId: number) => availableFacts.all(taskId),
+    insertActivation: (taskId: number, now: number, sources: string) => insertActivation.run(taskId, now, sources),
+    /** True the first time a reply is seen. */
+    markReplySeen: (sourceItemId: number, replyId: string) => markSeen.run(sourceItemId, replyId).changes === 1,
+    replyTarget: (sourceItemId: number, ref: string) => replyTarget.get({ sourceItemId, ref }),
+    respond: (id: number, response: string, now: number, revision: string) => respond.run({ id, response, now, revision }),
+    enqueuePublication: (stageId: number, sourceItemId: number, now: number, message: string | null) =>
+      enqueue.run({ stageId, sourceItemId, now, message }),
+    isPublished: (stageId: number) => publication.get(stageId) !== undefined,
+    duePublications: (now: number) => due.all(now),
+    markPublished(stageId: number, sourceItemId: number, ref: string): void {
+      published.run({ stageId, ref });
+      recordRef.run({ sourceItemId, ref, stageId });
+    },
+    markPublishFailed: (stageId: number, next: number) => failed.run({ stageId, next }),
+    nextPublicationDue: () => nextDue.get()?.next ?? null,
+  };
+}
+
+export type SourceStatements = ReturnType<typeof sourceStatements>;
