@@ -34,7 +34,7 @@ Options:
   --host H              address to bind (default 127.0.0.1)                      [env WTA_HOST]
   --port N              port, 0 for any free one (default 8080)                  [env WTA_PORT]
   --fixture FILE        load this fixture before serving
-  --source KEY=BASEURL  a linked-source provider (repeatable)
+  --source KEY=BASEURL  the built-in http provider for linked items with this providerKey (repeatable)
   --rate-limit N        requests per client per 60-second window (default 120)   [env WTA_RATE_LIMIT]
   --demo                load the bundled demo fixture into an empty database and print how to call it
   --tls-cert FILE       PEM certificate; with --tls-key, serve HTTPS             [env WTA_TLS_CERT]
@@ -167,8 +167,7 @@ async function serve(args: string[]): Promise<void> {
   const port = parseInteger(values.port ?? env('WTA_PORT') ?? '8080', '--port', 0, 65535);
   const rateLimitText = values['rate-limit'] ?? env('WTA_RATE_LIMIT');
   const rateLimit = rateLimitText === undefined ? undefined : parseInteger(rateLimitText, '--rate-limit', 1, 1e9);
-  // sources wired in by the linked-sources feature: validated now so a bad flag fails early.
-  parseSources(values.source ?? []);
+  const sourceUrls = parseSources(values.source ?? []);
   const certPath = values['tls-cert'] ?? env('WTA_TLS_CERT');
   const keyPath = values['tls-key'] ?? env('WTA_TLS_KEY');
   if ((certPath === undefined) !== (keyPath === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
@@ -177,13 +176,16 @@ async function serve(args: string[]): Promise<void> {
       ? undefined
       : { cert: readPem(certPath, '--tls-cert'), key: readPem(keyPath, '--tls-key') };
 
-  const [{ createNodeServer }, { hashToken }, { loadFixtureFile }, { createService }, { packageFile }] = await Promise.all([
+  const [{ createNodeServer }, { hashToken }, { loadFixtureFile }, { createService }, { packageFile }, { httpSourceProvider }] = await Promise.all([
     import('../adapters/node-http.js'),
     import('../lib/auth/token.js'),
     import('../lib/fixtures/load.js'),
     import('../lib/service.js'),
     import('../lib/store/package-files.js'),
+    import('../lib/sources/http-provider.js'),
   ]);
+  // Each --source KEY=BASEURL is the built-in http provider for linked items of that providerKey.
+  const sources = Object.fromEntries([...sourceUrls].map(([key, url]) => [key, httpSourceProvider(url.toString())]));
   const db = await openDb(values.db);
   let demoToken: string | undefined;
   try {
@@ -205,7 +207,7 @@ async function serve(args: string[]): Promise<void> {
     throw error;
   }
 
-  const service = createService({ db, ...(rateLimit === undefined ? {} : { rateLimit }) });
+  const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });
   const server = createNodeServer(service, tls === undefined ? {} : { tls });
   const scheme = tls === undefined ? 'http' : 'https';
 
@@ -265,8 +267,11 @@ async function serve(args: string[]): Promise<void> {
     stopping = true;
     err(JSON.stringify({ time: new Date().toISOString(), level: 'info', message: 'stopping', signal }));
     server.close(() => {
-      shutDown();
-      process.exitCode = 0;
+      // Publications to linked sources in flight finish first (each is bounded by its deadline).
+      void service.idle().finally(() => {
+        shutDown();
+        process.exitCode = 0;
+      });
     });
     server.closeIdleConnections();
     // Keep-alive connections that stay busy get 10 s to finish before they are cut.

@@ -31,6 +31,8 @@ import { taskReadStatements } from './store/task-reads.js';
 import { taskWriteStatements } from './store/task-writes.js';
 import { sourceStatements, type TaskSourceRow } from './store/sources.js';
 import { sourceRefresher } from './sources/refresher.js';
+import { sourcePublisher } from './sources/publisher.js';
+import { publicationsOf } from './domain/assistance/publications.js';
 
 /** A running service over one database. */
 export interface Service {
@@ -38,6 +40,8 @@ export interface Service {
   handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse>;
   /** Closes the database if the service opened it (a Database passed in stays open). */
   close(): void;
+  /** Resolves when background work (publishing to linked sources) has finished. */
+  idle(): Promise<void>;
 }
 
 /** Creates the service: opens the database, applies the schema and prepares every statement. */
@@ -55,6 +59,11 @@ export function createService(options: ServiceOptions): Service {
     db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger,
   });
   const refresh = (items: readonly TaskSourceRow[]) => refresher.refresh(items, () => resolved.clock.now());
+  const publisher = sourcePublisher({
+    sources, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger,
+    now: () => resolved.clock.now(),
+  });
+  const publications = publicationsOf(sources);
   const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });
   const allocation: Allocation = (principal, now) => {
     if (principal.resource === null) return () => false;
@@ -86,9 +95,10 @@ export function createService(options: ServiceOptions): Service {
       db, receipts: receiptStatements(db), organisations, claims: claimRows,
       incomingRevision: (id) => assistance.incoming(id)?.revision,
     }),
-    assistance: assistanceRequests(assistance),
+    assistance: assistanceRequests(assistance, publications),
+    publisher,
     incoming: incomingWork({ assistance, planner }),
-    evaluation: externalEvaluation({ assistance, changes: sourceChangeStatements(db) }),
+    evaluation: externalEvaluation({ assistance, changes: sourceChangeStatements(db), publications }),
   });
 
   const handle = createPipeline({
@@ -109,7 +119,13 @@ export function createService(options: ServiceOptions): Service {
   });
 
   return {
-    handle,
+    handle(request) {
+      const response = handle(request);
+      // Failed publications are retried later, driven by traffic: no timer keeps the process busy.
+      publisher.kickIfDue();
+      return response;
+    },
+    idle: () => publisher.idle(),
     close() {
       if (owned && db.open) db.close();
     },

@@ -22,6 +22,8 @@ export interface ClaimSources {
 
 export interface HandlerDependencies {
   readonly claimSources: ClaimSources;
+  /** Publishes queued assistance requests once their transaction has committed. */
+  readonly publisher: { kick(): void };
   readonly tasks: TaskReads;
   readonly writes: TaskWrites;
   readonly claims: ClaimUseCases;
@@ -41,7 +43,7 @@ function bodyOf<T>(context: OperationContext): T {
 
 /** Binds each operation id to its use case. */
 export function operationHandlers(deps: HandlerDependencies): Map<string, OperationHandler> {
-  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources } = deps;
+  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources, publisher } = deps;
 
   const writeRequest = (context: OperationContext): WriteRequest => ({
     principal: context.principal,
@@ -56,6 +58,13 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
 
   const write = (apply: (context: OperationContext) => MutationOutcome): OperationHandler => (context) =>
     mutations.run(writeRequest(context), () => apply(context));
+
+  /** A write that may queue a publication: the source is only called after the commit. */
+  const writeThenPublish = (apply: (context: OperationContext) => MutationOutcome): OperationHandler => (context) => {
+    const response = mutations.run(writeRequest(context), () => apply(context));
+    publisher.kick();
+    return response;
+  };
 
   /**
    * Contract 2: after every other check, a claim refreshes the task's linked sources (always,
@@ -100,9 +109,9 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     ['claimTask', claim],
     ['renewClaim', write((c) => claims.renew(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
     ['releaseClaim', write((c) => claims.release(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
-    ['createHumanRequest', write((c) => assistance.create(c.principal, c.id, bodyOf<AssistanceCreateInput>(c), c.now))],
+    ['createHumanRequest', writeThenPublish((c) => assistance.create(c.principal, c.id, bodyOf<AssistanceCreateInput>(c), c.now))],
     ['getHumanRequest', ({ id }) => jsonResponse(200, assistance.read(id))],
-    ['evaluateExternal', write((c) => evaluation.evaluate(c.id, bodyOf<ExternalEvaluationInput>(c), c.now))],
+    ['evaluateExternal', writeThenPublish((c) => evaluation.evaluate(c.id, bodyOf<ExternalEvaluationInput>(c), c.now))],
     ['listIncoming', ({ principal, query, now }) => jsonResponse(200, incoming.list(principal, query.get('includeAccepted') === 'true', now))],
     ['startIncoming', write((c) => incoming.start(c.id, c.now))],
     ['planIncoming', write((c) => incoming.plan(c.id, bodyOf<IncomingPlanInput>(c)))],

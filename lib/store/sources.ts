@@ -90,7 +90,10 @@ export function sourceStatements(db: Db) {
     'INSERT OR IGNORE INTO source_publication_refs (source_item_id, external_ref, stage_id) VALUES (@sourceItemId, @ref, @stageId)');
   const failed = db.prepare<[{ stageId: number; next: number }]>(
     "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId");
-  const publication = db.prepare<[number], { stageId: number }>('SELECT stage_id AS stageId FROM source_publications WHERE stage_id = ?');
+  const publication = db.prepare<[number], { stageId: number; sourceItemId: number }>(
+    'SELECT stage_id AS stageId, source_item_id AS sourceItemId FROM source_publications WHERE stage_id = ?');
+  const firstSource = db.prepare<[number], { id: number }>(
+    'SELECT source_item_id AS id FROM task_sources WHERE task_id = ? ORDER BY position LIMIT 1');
   const nextDue = db.prepare<[], { next: number | null }>(
     "SELECT min(next_attempt_utc) AS next FROM source_publications WHERE state IN ('pending', 'failed')");
 
@@ -113,7 +116,8 @@ export function sourceStatements(db: Db) {
     respond: (id: number, response: string, now: number, revision: string) => respond.run({ id, response, now, revision }),
     enqueuePublication: (stageId: number, sourceItemId: number, now: number, message: string | null) =>
       enqueue.run({ stageId, sourceItemId, now, message }),
-    isPublished: (stageId: number) => publication.get(stageId) !== undefined,
+    /** The publication of an assistance request, if it was to be published. */
+    publicationOf: (stageId: number) => publication.get(stageId),
     duePublications: (now: number) => due.all(now),
     markPublished(stageId: number, sourceItemId: number, ref: string): void {
       published.run({ stageId, ref });
@@ -121,6 +125,8 @@ export function sourceStatements(db: Db) {
     },
     markPublishFailed: (stageId: number, next: number) => failed.run({ stageId, next }),
     nextPublicationDue: () => nextDue.get()?.next ?? null,
+    /** The task's first linked source item: where its assistance requests are published. */
+    firstSourceOf: (taskId: number) => firstSource.get(taskId)?.id,
   };
 }
 

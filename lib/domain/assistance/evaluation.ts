@@ -5,10 +5,12 @@ import { ServiceError } from '../errors.js';
 import { nonblank } from '../local-time-input.js';
 import type { MutationOutcome } from '../mutations.js';
 import { incomingUpdate } from './incoming.js';
+import type { Publications } from './publications.js';
 
 export interface EvaluationDependencies {
   readonly assistance: AssistanceStatements;
   readonly changes: SourceChangeStatements;
+  readonly publications: Publications;
 }
 
 /**
@@ -49,6 +51,8 @@ export function externalEvaluation(deps: EvaluationDependencies) {
       };
       if (input.decision === 'keepwaiting') return commit(reopened);
       const message = nonblank(input.message, 'message');
+      // Contract 8: the follow-up goes where the request went.
+      if (row.stageId !== null) deps.publications.enqueueFollowUp(row.stageId, message, now);
       return commit({ ...reopened, details: row.details === null ? message : `${row.details}\n\nFollow-up: ${message}` });
     },
   };

@@ -7,9 +7,10 @@ import { ServiceError } from '../errors.js';
 import { nonblank } from '../local-time-input.js';
 import type { MutationOutcome } from '../mutations.js';
 import { humanRequestView } from '../tasks/view.js';
+import type { Publications } from './publications.js';
 
 /** Asking a human for help (POST /tasks/{id}/human-requests) and reading the request back. */
-export function assistanceRequests(assistance: AssistanceStatements) {
+export function assistanceRequests(assistance: AssistanceStatements, publications: Publications) {
   return {
     /**
      * Contract 8: the assignee must be an active human of the organisation; defaults priority
@@ -45,6 +46,7 @@ export function assistanceRequests(assistance: AssistanceStatements) {
         requester: resource.name,
         revision: randomUUID(),
       });
+      if (publishExternally) publications.enqueueRequest(stageId, taskId, now);
       return {
         status: 201,
         body: { id: stageId, originatingTaskId: taskId },

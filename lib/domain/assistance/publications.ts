@@ -1,0 +1,26 @@
+import type { SourceStatements } from '../../store/sources.js';
+
+/**
+ * What the assistance use cases need of publishing: queueing, inside their own transaction, so
+ * a request and its pending publication commit together. The actual call to the source happens
+ * after the commit (see lib/sources/publisher.ts).
+ */
+export interface Publications {
+  /** Queues publishing a new request to the originating task's first linked source. */
+  enqueueRequest(stageId: number, originTaskId: number, now: number): void;
+  /** Queues a follow-up question, if the request was published. */
+  enqueueFollowUp(stageId: number, message: string, now: number): void;
+}
+
+export function publicationsOf(sources: SourceStatements): Publications {
+  return {
+    enqueueRequest(stageId, originTaskId, now) {
+      const sourceItemId = sources.firstSourceOf(originTaskId);
+      if (sourceItemId !== undefined) sources.enqueuePublication(stageId, sourceItemId, now, null);
+    },
+    enqueueFollowUp(stageId, message, now) {
+      const published = sources.publicationOf(stageId);
+      if (published !== undefined) sources.enqueuePublication(stageId, published.sourceItemId, now, message);
+    },
+  };
+}
