@@ -32,6 +32,7 @@ import { taskWriteStatements } from './store/task-writes.js';
 import { sourceStatements, type TaskSourceRow } from './store/sources.js';
 import { sourceRefresher } from './sources/refresher.js';
 import { sourcePublisher } from './sources/publisher.js';
+import { groupCommit } from './store/group-commit.js';
 import { publicationsOf } from './domain/assistance/publications.js';
 
 /** A running service over one database. */
@@ -62,6 +63,7 @@ export function createService(options: ServiceOptions): Service {
   const publisher = sourcePublisher({
     sources, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger,
     now: () => resolved.clock.now(),
+    inTransaction: () => db.inTransaction,
   });
   const publications = publicationsOf(sources);
   const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });
@@ -92,7 +94,7 @@ export function createService(options: ServiceOptions): Service {
     writes: taskWrites({ reads, writes: taskWriteStatements(db), calendars }),
     claims: claimUseCases({ reads, claims: claimRows, allocation }),
     mutations: mutationRunner({
-      db, receipts: receiptStatements(db), organisations, claims: claimRows,
+      db, commits: groupCommit(db), receipts: receiptStatements(db), organisations, claims: claimRows,
       incomingRevision: (id) => assistance.incoming(id)?.revision,
     }),
     assistance: assistanceRequests(assistance, publications),

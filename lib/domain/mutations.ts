@@ -4,6 +4,7 @@ import type { OperationSpec } from '../http/operations.js';
 import { claimToken, idempotencyKey, incomingIfMatch, taskIfMatch } from '../http/preconditions.js';
 import type { ServiceResponse } from '../http/types.js';
 import type { ClaimStatements } from '../store/claims.js';
+import type { GroupCommit } from '../store/group-commit.js';
 import type { Db } from '../store/open.js';
 import type { OrganisationStatements } from '../store/organisations.js';
 import type { ReceiptStatements } from '../store/receipts.js';
@@ -39,6 +40,8 @@ const REPLAYED_HEADERS = ['etag', 'location', 'warning'] as const;
 
 export interface MutationDependencies {
   readonly db: Db;
+  /** Batches writes into shared, durable commits; without it each write commits on its own. */
+  readonly commits?: GroupCommit;
   readonly receipts: ReceiptStatements;
   readonly organisations: OrganisationStatements;
   readonly claims: ClaimStatements;
@@ -180,7 +183,11 @@ export function mutationRunner(deps: MutationDependencies) {
   }
 
   return {
-    run: (request: WriteRequest, apply: () => MutationOutcome): ServiceResponse => execute(request, apply) as ServiceResponse,
+    /** Answers once the write is durable (after its group commit). */
+    run(request: WriteRequest, apply: () => MutationOutcome): ServiceResponse | Promise<ServiceResponse> {
+      const work = () => execute(request, apply) as ServiceResponse;
+      return deps.commits === undefined ? work() : deps.commits.run(work);
+    },
     /** The dry run of `run` (see `execute`): null when the write may go ahead, or a replay. */
     check: (request: WriteRequest, precheck: () => void): ServiceResponse | null => execute(request, null, precheck),
   };

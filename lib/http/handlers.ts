@@ -62,8 +62,14 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
   /** A write that may queue a publication: the source is only called after the commit. */
   const writeThenPublish = (apply: (context: OperationContext) => MutationOutcome): OperationHandler => (context) => {
     const response = mutations.run(writeRequest(context), () => apply(context));
-    publisher.kick();
-    return response;
+    if (!(response instanceof Promise)) {
+      publisher.kick();
+      return response;
+    }
+    return response.then((committed) => {
+      publisher.kick();
+      return committed;
+    });
   };
 
   /**

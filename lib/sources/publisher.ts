@@ -10,6 +10,8 @@ export interface PublisherOptions {
   readonly timeoutMs: number;
   readonly logger: Logger;
   readonly now: () => number;
+  /** True while a (group) transaction is open: what it holds is not committed yet. */
+  readonly inTransaction: () => boolean;
 }
 
 /** First retry after 30 s, doubling up to an hour. */
@@ -57,8 +59,31 @@ export function sourcePublisher(options: PublisherOptions) {
     }
   }
 
+  /** Never read the queue inside an open transaction: only committed requests are published. */
+  function afterCommit(): Promise<void> {
+    if (!options.inTransaction()) return Promise.resolve();
+    return new Promise((resolve) => setImmediate(resolve)).then(afterCommit);
+  }
+
+  /** Set when a kick arrives while a run is in flight: that run may have read the queue already. */
+  let rerun = false;
+
+  async function drain(): Promise<void> {
+    do {
+      rerun = false;
+      await afterCommit();
+      await publishDue();
+    } while (rerun);
+  }
+
   function start(): Promise<void> {
-    running ??= publishDue()
+    if (running !== null) {
+      // A request committed while this run awaits a provider is not in the rows it read: without
+      // another pass it would wait for the next retry check (and traffic to trigger it).
+      rerun = true;
+      return running;
+    }
+    running = drain()
       .catch((error: unknown) => logger.error({ message: 'publication run failed', error: String(error) }))
       .finally(() => {
         running = null;
