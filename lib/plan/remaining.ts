@@ -44,18 +44,29 @@ export function assigneeRemaining(task: RemainingBasis, ownEstimate: number | nu
  * own calendar, so it matches what the assignee's plan uses.
  */
 export function remainingMinutesFor(calendars: CalendarStatements, resourceId: number, now: number): RemainingMinutes {
-  const calendarByStaff = new Map<number, WeeklyCalendar>([[resourceId, calendars.calendarOf(resourceId)]]);
+  // Calendars are read only when a started task needs elapsed time: most reads need none.
+  const calendarByStaff = new Map<number, WeeklyCalendar>();
+  let pending: readonly number[] = [];
   const elapsed = new Map<string, number>();
   const elapsedOf = (row: TaskRow, staffId: number): number => {
     const key = `${row.id}:${staffId}`;
     let minutes = elapsed.get(key);
     if (minutes === undefined) {
-      let calendar = calendarByStaff.get(staffId);
-      if (calendar === undefined) {
-        calendar = calendars.calendarOf(staffId);
-        calendarByStaff.set(staffId, calendar);
+      if (row.startedAt === null) {
+        minutes = 0;
+      } else {
+        if (!calendarByStaff.has(staffId) && pending.length > 0) {
+          // Load every calendar announced by prepare() at once, not one query per assignee.
+          for (const [id, calendar] of calendars.calendarsOf([...new Set([...pending, resourceId])])) calendarByStaff.set(id, calendar);
+          pending = [];
+        }
+        let calendar = calendarByStaff.get(staffId);
+        if (calendar === undefined) {
+          calendar = calendars.calendarOf(staffId);
+          calendarByStaff.set(staffId, calendar);
+        }
+        minutes = elapsedPlannedMinutes(calendar, row.startedAt, now);
       }
-      minutes = elapsedPlannedMinutes(calendar, row.startedAt, now);
       elapsed.set(key, minutes);
     }
     return minutes;
@@ -65,8 +76,7 @@ export function remainingMinutesFor(calendars: CalendarStatements, resourceId: n
     assignee: (row, staffMemberId, assigneeEstimate, assigneeCount) =>
       assigneeRemaining(row, assigneeEstimate, assigneeCount, row.status === 'Done' ? 0 : elapsedOf(row, staffMemberId)),
     prepare(staffMemberIds) {
-      const missing = staffMemberIds.filter((staffId) => !calendarByStaff.has(staffId));
-      if (missing.length > 0) for (const [staffId, calendar] of calendars.calendarsOf(missing)) calendarByStaff.set(staffId, calendar);
+      pending = staffMemberIds.filter((staffId) => !calendarByStaff.has(staffId));
     },
   };
 }

@@ -26,6 +26,16 @@ export interface TaskRow {
   unmetPrerequisites: number;
   humanBlocker: number;
   liveClaim: number;
+  /** The organisation's workspace version, read with the task so the ETag costs no query. */
+  workspaceVersion: number;
+  /** Which child collections the task has (each 0 or 1): empty ones are not queried. */
+  hasDependencies: number;
+  hasIntervals: number;
+  hasAssistance: number;
+  hasSources: number;
+  hasChanges: number;
+  hasActivations: number;
+  hasNotes: number;
 }
 
 export interface AssigneeRow { taskId: number; staffMemberId: number; name: string; estimatedMinutes: number | null }
@@ -99,7 +109,15 @@ const TASK_COLUMNS = `
            WHERE d.task_id = t.id AND pre.status <> 'Done') AS unmetPrerequisites,
   EXISTS (SELECT 1 FROM assistance_stages s JOIN incoming_items i ON i.stage_id = s.id
            WHERE s.origin_task_id = t.id AND s.is_blocking = 1 AND i.response_state <> 'resolved') AS humanBlocker,
-  EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.released_utc IS NULL AND c.expires_utc > @now) AS liveClaim`;
+  EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.released_utc IS NULL AND c.expires_utc > @now) AS liveClaim,
+  (SELECT o.workspace_version FROM organisations o WHERE o.id = t.organisation_id) AS workspaceVersion,
+  EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id) AS hasDependencies,
+  EXISTS (SELECT 1 FROM actual_intervals ai WHERE ai.task_id = t.id) AS hasIntervals,
+  EXISTS (SELECT 1 FROM assistance_stages s WHERE s.origin_task_id = t.id) AS hasAssistance,
+  EXISTS (SELECT 1 FROM task_sources ts WHERE ts.task_id = t.id) AS hasSources,
+  EXISTS (SELECT 1 FROM source_changes sc WHERE sc.task_id = t.id) AS hasChanges,
+  EXISTS (SELECT 1 FROM source_activations sa WHERE sa.task_id = t.id) AS hasActivations,
+  EXISTS (SELECT 1 FROM notes n WHERE n.task_id = t.id) AS hasNotes`;
 
 const IN_IDS = 'IN (SELECT value FROM json_each(@ids))';
 

@@ -37,7 +37,7 @@ export function taskReads(deps: TaskReadDependencies) {
   function views(principal: Principal, rows: readonly TaskRow[], includeNotes: boolean, now: number): TaskView[] {
     return buildTaskViews(rows, reads, {
       principal,
-      workspaceVersion: organisations.workspaceVersion(principal.organisationId),
+      workspaceVersion: rows[0]?.workspaceVersion ?? organisations.workspaceVersion(principal.organisationId),
       includeNotes,
       remaining: deps.remaining(resourceId(principal), now),
     });

@@ -93,6 +93,7 @@ export interface RemainingMinutes {
 
 export interface ViewOptions {
   readonly principal: Principal;
+  /** Used when the rows do not carry it (they do when read with the task columns). */
   readonly workspaceVersion: number;
   readonly includeNotes: boolean;
   readonly remaining: RemainingMinutes;
@@ -107,13 +108,18 @@ const EMPTY: readonly never[] = [];
 export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatements, options: ViewOptions): TaskView[] {
   if (rows.length === 0) return [];
   const ids = JSON.stringify(rows.map((row) => row.id));
+  // One query per child collection for the whole set, and none for a collection no task has.
+  const any = (flag: (row: TaskRow) => number) => rows.some((row) => flag(row) === 1);
+  const none = new Map<number, never[]>();
   const assignees = groupByTask(reads.assignees(ids));
-  const dependencies = groupByTask(reads.dependencies(ids));
-  const intervals = groupByTask(reads.intervals(ids));
-  const humanRequests = groupByTask(reads.humanRequests(ids).map((row) => ({ ...row, taskId: row.originTaskId })));
-  const contexts = groupByTask(reads.sourceContexts(ids));
-  const changes = groupByTask(reads.sourceChanges(ids));
-  const activations = groupByTask(reads.sourceActivations(ids));
+  const dependencies = any((row) => row.hasDependencies) ? groupByTask(reads.dependencies(ids)) : none;
+  const intervals = any((row) => row.hasIntervals) ? groupByTask(reads.intervals(ids)) : none;
+  const humanRequests = any((row) => row.hasAssistance)
+    ? groupByTask(reads.humanRequests(ids).map((row) => ({ ...row, taskId: row.originTaskId })))
+    : none;
+  const contexts = any((row) => row.hasSources) ? groupByTask(reads.sourceContexts(ids)) : none;
+  const changes = any((row) => row.hasChanges) ? groupByTask(reads.sourceChanges(ids)) : none;
+  const activations = any((row) => row.hasActivations) ? groupByTask(reads.sourceActivations(ids)) : none;
   const canReadAssistance = options.principal.has('human-requests:read');
   options.remaining.prepare([...new Set([...assignees.values()].flat().map((assignee) => assignee.staffMemberId))]);
 
@@ -159,7 +165,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
       activatedUtc: formatUtc(activation.activatedUtc),
       sources: JSON.parse(activation.sources) as SourceActivationView['sources'],
     }));
-    const notes: NoteView[] = options.includeNotes
+    const notes: NoteView[] = options.includeNotes && row.hasNotes === 1
       ? reads.notes(row.id).map((note) => ({
           id: note.id,
           text: note.text,
@@ -213,7 +219,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
       blockingReasons: reasons,
       humanRequests: canReadAssistance ? requests.map(humanRequestView) : [],
       notes,
-      etag: taskEtag(row.id, options.workspaceVersion),
+      etag: taskEtag(row.id, row.workspaceVersion ?? options.workspaceVersion),
     };
   });
 }
