@@ -75,12 +75,13 @@ export function createService(options: ServiceOptions): Service {
 
   const handlers = operationHandlers({
     claimSources: {
-      refreshTask(taskId) {
+      refreshTask(taskId, organisationId) {
         const items = sources.ofTasks([taskId]);
         if (items.length === 0) return null;
         return refresh(items).then((result) => ({
           failed: items.some((item) => result.failedItems.has(item.id)),
           changed: result.changedTasks.has(taskId),
+          bumped: result.bumpedOrganisations.has(organisationId),
         }));
       },
     },

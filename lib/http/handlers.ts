@@ -4,6 +4,8 @@ import type { IncomingWork } from '../domain/assistance/incoming.js';
 import type { ClaimUseCases } from '../domain/claims.js';
 import { identityView } from '../domain/identity.js';
 import { ServiceError } from '../domain/errors.js';
+import { taskEtag } from '../domain/tasks/view.js';
+import { taskIfMatch } from './preconditions.js';
 import type { MutationOutcome, MutationRunner, WriteRequest } from '../domain/mutations.js';
 import type { TaskReads } from '../domain/tasks/read.js';
 import type { TaskWrites } from '../domain/tasks/write.js';
@@ -16,8 +18,22 @@ import { jsonResponse, type OperationContext, type OperationHandler } from './pi
 
 /** The linked sources a claim refreshes first (contract 9). */
 export interface ClaimSources {
-  /** Refreshes every source of the task; resolves to whether any failed and whether facts changed. */
-  refreshTask(taskId: number): Promise<{ failed: boolean; changed: boolean }> | null;
+  /**
+   * Refreshes every source of the task; resolves to whether any failed, whether the task's facts
+   * changed, and whether the refresh bumped the organisation's workspace version (it does when it
+   * records anything, a reply to another request included).
+   */
+  refreshTask(taskId: number, organisationId: number): Promise<{ failed: boolean; changed: boolean; bumped: boolean }> | null;
+}
+
+/** The request as if its If-Match named the version the claim's own refresh moved to. */
+function withIfMatchAfterRefresh(request: WriteRequest): WriteRequest {
+  const etag = taskIfMatch(request.headers.get('if-match'));
+  const moved = taskEtag(etag.taskId, etag.version + 1);
+  return {
+    ...request,
+    headers: { get: (name) => (name.toLowerCase() === 'if-match' ? moved : request.headers.get(name)) },
+  };
 }
 
 export interface HandlerDependencies {
@@ -82,12 +98,15 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     const acquire = () => claims.claim(context.principal, context.id, context.now);
     const replay = mutations.check(request, () => claims.assertClaimable(context.principal, context.id, context.now));
     if (replay !== null) return replay;
-    const refreshed = claimSources.refreshTask(context.id);
+    const refreshed = claimSources.refreshTask(context.id, context.principal.organisationId);
     if (refreshed === null) return mutations.run(request, acquire);
-    return refreshed.then(({ failed, changed }) => {
+    return refreshed.then(({ failed, changed, bumped }) => {
       if (failed) throw new ServiceError('source_unavailable');
       if (changed) throw new ServiceError('source_context_changed');
-      return mutations.run(request, acquire);
+      // A reply alone does not refuse a claim (contract 9), yet recording it moved the version
+      // the client's If-Match named. Accept exactly that one step; any other write meanwhile
+      // still makes the If-Match stale.
+      return mutations.run(bumped ? withIfMatchAfterRefresh(request) : request, acquire);
     });
   };
 
@@ -100,7 +119,13 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
         return list instanceof Promise ? list.then((ready) => jsonResponse(200, ready)) : jsonResponse(200, list);
       },
     ],
-    ['listWaitingTasks', ({ principal, now }) => jsonResponse(200, tasks.listWaiting(principal, now))],
+    [
+      'listWaitingTasks',
+      ({ principal, now }) => {
+        const list = tasks.listWaiting(principal, now);
+        return list instanceof Promise ? list.then((ready) => jsonResponse(200, ready)) : jsonResponse(200, list);
+      },
+    ],
     [
       'getTask',
       ({ principal, id, now, headers }) => {

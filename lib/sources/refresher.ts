@@ -21,6 +21,12 @@ export interface RefreshResult {
   readonly failedItems: ReadonlySet<number>;
   /** Tasks for which this refresh recorded a source change (facts that changed). */
   readonly changedTasks: ReadonlySet<number>;
+  /**
+   * Organisations whose workspace version this refresh bumped (once each) because it recorded a
+   * change or a reply. A claim needs this: its If-Match was checked before the refresh, and a
+   * reply alone must not refuse it.
+   */
+  readonly bumpedOrganisations: ReadonlySet<number>;
 }
 
 type Outcome = { readonly item: SourceItemRow; readonly snapshot: SourceSnapshot | null };
@@ -113,7 +119,7 @@ export function sourceRefresher(options: RefreshOptions) {
       sources.insertActivation(taskId, now, JSON.stringify(sources.availableFacts(taskId).map(factsOf)));
     }
     for (const organisationId of touchedOrganisations) organisations.bumpWorkspaceVersion(organisationId);
-    return { failedItems, changedTasks };
+    return { failedItems, changedTasks, bumpedOrganisations: touchedOrganisations };
   });
 
   return {

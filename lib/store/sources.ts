@@ -67,9 +67,11 @@ export function sourceStatements(db: Db) {
     SELECT r.stage_id AS stageId, s.origin_task_id AS originTaskId, i.id AS incomingId
       FROM source_publication_refs r JOIN assistance_stages s ON s.id = r.stage_id JOIN incoming_items i ON i.stage_id = s.id
      WHERE r.source_item_id = @sourceItemId AND r.external_ref = @ref`);
+  // A reply that arrives after the agent resolved the request is still recorded as a change, but
+  // must not reopen it: marking it responded again would re-block the task on human assistance.
   const respond = db.prepare<[{ id: number; response: string; now: number; revision: string }]>(`
     UPDATE incoming_items SET response = @response, response_state = 'responded', responded_at_utc = @now, revision = @revision
-     WHERE id = @id`);
+     WHERE id = @id AND response_state <> 'resolved'`);
   const enqueue = db.prepare<[{ stageId: number; sourceItemId: number; now: number; message: string | null }]>(`
     INSERT INTO source_publications (stage_id, source_item_id, state, attempts, next_attempt_utc, pending_message)
     VALUES (@stageId, @sourceItemId, 'pending', 0, @now, @message)
@@ -90,8 +92,8 @@ export function sourceStatements(db: Db) {
     'INSERT OR IGNORE INTO source_publication_refs (source_item_id, external_ref, stage_id) VALUES (@sourceItemId, @ref, @stageId)');
   const failed = db.prepare<[{ stageId: number; next: number }]>(
     "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId");
-  const publication = db.prepare<[number], { stageId: number; sourceItemId: number }>(
-    'SELECT stage_id AS stageId, source_item_id AS sourceItemId FROM source_publications WHERE stage_id = ?');
+  const publication = db.prepare<[number], { stageId: number; sourceItemId: number; externalRef: string | null }>(
+    'SELECT stage_id AS stageId, source_item_id AS sourceItemId, external_ref AS externalRef FROM source_publications WHERE stage_id = ?');
   const firstSource = db.prepare<[number], { id: number }>(
     'SELECT source_item_id AS id FROM task_sources WHERE task_id = ? ORDER BY position LIMIT 1');
   const nextDue = db.prepare<[], { next: number | null }>(
@@ -116,7 +118,7 @@ export function sourceStatements(db: Db) {
     respond: (id: number, response: string, now: number, revision: string) => respond.run({ id, response, now, revision }),
     enqueuePublication: (stageId: number, sourceItemId: number, now: number, message: string | null) =>
       enqueue.run({ stageId, sourceItemId, now, message }),
-    /** The publication of an assistance request, if it was to be published. */
+    /** The publication of an assistance request, if it was to be published (`externalRef` null: not yet taken). */
     publicationOf: (stageId: number) => publication.get(stageId),
     duePublications: (now: number) => due.all(now),
     markPublished(stageId: number, sourceItemId: number, ref: string): void {

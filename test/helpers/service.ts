@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { createService, type Service } from '../../lib/service.js';
+import type { ServiceOptions } from '../../lib/options.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { manualClock, type ManualClock } from '../../lib/time/clock.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
@@ -30,17 +31,24 @@ export interface Harness {
   call(method: string, url: string, options?: CallOptions): Promise<CallResult>;
 }
 
+/** Further options of createService a harness may pass (linked sources); `logger` replaces the harness's. */
+export type HarnessServiceOptions = Pick<ServiceOptions, 'sources' | 'sourceTimeoutMs' | 'sourceMaxAgeMs' | 'logger'>;
+
 /**
  * A fresh in-memory service over the shared test world. Every response is checked against the
  * OpenAPI document; a mismatch throws, failing the test that made the call.
  */
-export function harness(options: { fixture?: FixtureShape; now?: string; rateLimit?: number; defaultToken?: string } = {}): Harness {
+export function harness(options: {
+  fixture?: FixtureShape; now?: string; rateLimit?: number; defaultToken?: string; serviceOptions?: HarnessServiceOptions;
+} = {}): Harness {
   const db = new Database(':memory:');
   const clock = manualClock(options.now ?? TEST_NOW);
   loadFixture(db, options.fixture ?? baseFixture(), { now: clock.now() });
   const errors: Record<string, unknown>[] = [];
   const logger: Logger = { error: (entry) => errors.push(entry) };
-  const service = createService({ db, clock, logger, ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }) });
+  const service = createService({
+    db, clock, logger, ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }), ...options.serviceOptions,
+  });
   return {
     service,
     db,

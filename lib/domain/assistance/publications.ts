@@ -19,8 +19,11 @@ export function publicationsOf(sources: SourceStatements): Publications {
       if (sourceItemId !== undefined) sources.enqueuePublication(stageId, sourceItemId, now, null);
     },
     enqueueFollowUp(stageId, message, now) {
-      const published = sources.publicationOf(stageId);
-      if (published !== undefined) sources.enqueuePublication(stageId, published.sourceItemId, now, message);
+      const publication = sources.publicationOf(stageId);
+      if (publication === undefined) return;
+      // If the source never took the request, sending only the follow-up would lose the original
+      // question: publish the whole request instead (its details carry the follow-up by then).
+      sources.enqueuePublication(stageId, publication.sourceItemId, now, publication.externalRef === null ? null : message);
     },
   };
 }

@@ -78,10 +78,17 @@ export function taskReads(deps: TaskReadDependencies) {
       return deps.sources.refresh(first.stale).then(() => views(principal, offer().rows, false, now));
     },
 
-    /** Contract 5: assigned, not Done, blocked. */
-    listWaiting(principal: Principal, now: number): TaskView[] {
-      const rows = reads.unfinishedForResource(resourceId(principal), now).filter(isBlocked);
-      return views(principal, rows, false, now);
+    /**
+     * Contract 5: assigned, not Done, blocked. Workers poll this list for replies, so stale
+     * linked sources are refreshed first (as for offers); a failing source hides nothing here.
+     */
+    listWaiting(principal: Principal, now: number): TaskView[] | Promise<TaskView[]> {
+      const waiting = () => reads.unfinishedForResource(resourceId(principal), now).filter(isBlocked);
+      const rows = waiting();
+      const items = rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id));
+      const stale = items.filter((item) => item.lastAttemptUtc === null || now - item.lastAttemptUtc >= deps.sources.maxAgeMs);
+      if (stale.length === 0) return views(principal, rows, false, now);
+      return deps.sources.refresh(stale).then(() => views(principal, waiting(), false, now));
     },
   };
 }

@@ -1,0 +1,171 @@
+import t from 'tap';
+import { API, etagOf, readTask, workspaceVersion } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
+import { baseFixture } from '../helpers/fixture.js';
+import type { Harness } from '../helpers/service.js';
+import { sourceWorld } from '../helpers/stub-tracker.js';
+import type { SourceProvider } from '../../lib/sources/provider.js';
+
+/**
+ * Claims of tasks with linked sources (contract 2 and 9): after every other check the claim
+ * refreshes the task's sources, always; a failure is 503 and a change 409, neither with a lease.
+ * And provider time-outs: no provider can hold a request longer than `sourceTimeoutMs`.
+ */
+
+let keys = 0;
+
+function claim(h: Harness, id: number, etag: string, key = `claim-${(keys += 1)}`) {
+  return h.call('POST', `${API}/tasks/${id}/claim`, { headers: { 'if-match': etag, 'idempotency-key': key } });
+}
+
+const leases = (h: Harness, taskId: number): number =>
+  (h.db.prepare('SELECT count(*) AS n FROM claims WHERE task_id = ?').get(taskId) as { n: number }).n;
+const receipts = (h: Harness): number => (h.db.prepare('SELECT count(*) AS n FROM idempotency_receipts').get() as { n: number }).n;
+
+t.test('SOURCES: a claim always refreshes its sources, even fresh ones, and unchanged facts give a 200 lease', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  await h.call('GET', `${API}/tasks/available`);
+  t.equal(stub.gets('T-1').length, 1);
+  const etag = await etagOf(h, 1);
+  const response = await claim(h, 1, etag, 'claim-first');
+  t.equal(response.status, 200, 'a lease');
+  t.match(response.json, { token: String, expiresUtc: '2026-11-16T10:15:00.000Z' });
+  t.equal(stub.gets('T-1').length, 2, 'the claim fetched T-1 although its last refresh was 0 s old');
+  t.equal(stub.gets('T-2').length, 1, 'only the claimed task\'s sources');
+  t.equal(leases(h, 1), 1);
+  t.equal((await readTask(h, 1)).externalChanges.length, 0);
+
+  // A replay returns the original lease without asking the source again (it is down by now).
+  stub.failRefresh('T-1', { kind: 'status', status: 500 });
+  const replay = await claim(h, 1, etag, 'claim-first');
+  t.equal(replay.status, 200, 'replayed');
+  t.equal(replay.headers['idempotent-replayed'], 'true');
+  t.strictSame(replay.json, response.json, 'the original lease');
+  t.equal(stub.gets('T-1').length, 2, 'the replay did not ask the source');
+});
+
+t.test('SOURCES: a claim whose source refresh fails gives 503 source_unavailable and creates no lease', async (t) => {
+  const { h, stub } = await sourceWorld(t, { links: { 1: ['T-1', 'T-2'] } });
+  await h.call('GET', `${API}/tasks/available`);
+  const etag = await etagOf(h, 1);
+  const version = workspaceVersion(h);
+  for (const [label, failure] of [
+    ['500', { kind: 'status', status: 500 }], ['invalid JSON', { kind: 'invalid-json' }], ['404', { kind: 'status', status: 404 }],
+  ] as const) {
+    stub.failRefresh('T-2', failure);
+    const response = await claim(h, 1, etag, 'same-key');
+    expectProblem(t, response, 'source_unavailable', label);
+    t.equal(leases(h, 1), 0, `${label}: no lease`);
+  }
+  t.equal(receipts(h), 0, 'no receipt was stored for the 503');
+  t.equal(workspaceVersion(h), version, 'a failed refresh records nothing');
+  t.equal((await readTask(h, 1)).externalContext[1].isAvailable, false, 'the failure is visible in the context');
+
+  stub.failRefresh('T-2', null);
+  const retried = await claim(h, 1, etag, 'same-key');
+  t.equal(retried.status, 200, 'the same key works once the source is back');
+  t.equal(leases(h, 1), 1);
+});
+
+t.test('SOURCES: a claim that finds changed facts records the change and gives 409 source_context_changed without a lease', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  await h.call('GET', `${API}/tasks/available`);
+  const etag = await etagOf(h, 1);
+  const version = workspaceVersion(h);
+  stub.setItem('T-1', { title: 'Tracker one', businessStatus: 'cancelled' });
+  expectProblem(t, await claim(h, 1, etag), 'source_context_changed');
+  t.equal(leases(h, 1), 0, 'no lease');
+  t.equal(workspaceVersion(h), version + 1, 'the recorded change bumped the version');
+  const task = await readTask(h, 1);
+  t.equal(task.externalChanges.length, 1);
+  t.match(task.externalChanges[0], { kind: 'source', before: { businessStatus: null }, after: { businessStatus: 'cancelled' } });
+  t.equal(task.sourceActivations.length, 1);
+  t.equal(task.requiresAttention, true);
+  expectProblem(t, await claim(h, 1, etag), 'stale_update', 'the old ETag is stale now');
+  const again = await claim(h, 1, task.etag);
+  t.equal(again.status, 200, 'the re-read agent may claim on the new facts');
+});
+
+t.test('SOURCES: claim checks Done, blocked, not runnable and live lease come before the source refresh', async (t) => {
+  const fixture = baseFixture();
+  const { h, stub } = await sourceWorld(t, {
+    fixture,
+    // 6 Done, 2 blocked (prerequisite 1 not Done), 9 not runnable (earliestStart 2027), 11 leased, 5 waiting.
+    links: { 6: ['T-6'], 2: ['T-2b'], 9: ['T-9'], 11: ['T-11'], 5: ['T-5'] },
+    items: { 'T-6': { title: 'x' }, 'T-2b': { title: 'x' }, 'T-9': { title: 'x' }, 'T-11': { title: 'x' }, 'T-5': { title: 'x' } },
+  });
+  const cases: [number, 'task_completed' | 'task_blocked' | 'task_not_runnable' | 'task_claimed', string][] = [
+    [6, 'task_completed', 'Done'], [2, 'task_blocked', 'unmet prerequisite'], [5, 'task_blocked', 'waiting'],
+    [9, 'task_not_runnable', 'not runnable'], [11, 'task_claimed', 'live lease'],
+  ];
+  for (const [id, code, label] of cases) expectProblem(t, await claim(h, id, await etagOf(h, id)), code, label);
+  t.strictSame(stub.requests, [], 'the stub saw no request at all');
+  t.equal(leases(h, 11), 1, 'only the fixture\'s lease');
+});
+
+t.test('SOURCES: a hung source cannot hold a claim or the offer list longer than sourceTimeoutMs', async (t) => {
+  const { h, stub, logs } = await sourceWorld(t, { service: { sourceTimeoutMs: 200 } });
+  stub.failRefresh('T-1', { kind: 'hang' });
+  const etag = await etagOf(h, 1);
+  let started = performance.now();
+  const response = await claim(h, 1, etag);
+  t.ok(performance.now() - started < 1500, `the claim answered after ${Math.round(performance.now() - started)} ms`);
+  expectProblem(t, response, 'source_unavailable', 'a hung source');
+  t.equal(leases(h, 1), 0);
+
+  h.clock.advance(15_000);
+  started = performance.now();
+  const list = await h.call('GET', `${API}/tasks/available`);
+  t.ok(performance.now() - started < 1500, `the list answered after ${Math.round(performance.now() - started)} ms`);
+  t.equal(list.status, 200);
+  t.strictSame(list.json.map((task: { id: number }) => task.id), [4, 8, 3], 'task 1 is omitted, the rest offered');
+  t.ok(logs.some((log) => log.level === 'error' && log.entry['message'] === 'source refresh failed'), 'the failure is logged');
+});
+
+t.test('SOURCES: an embedder provider that never settles and ignores the signal is cut off; one that throws is a failure, not a 500', async (t) => {
+  let aborted = 0;
+  const hanging: SourceProvider = {
+    refresh: (_itemId, signal) => {
+      signal.addEventListener('abort', () => (aborted += 1));
+      return new Promise(() => {}); // ignores the signal, never settles
+    },
+    publish: () => new Promise(() => {}),
+  };
+  const throwing: SourceProvider = {
+    refresh: () => {
+      throw new Error('provider bug');
+    },
+    publish: () => {
+      throw new Error('provider bug');
+    },
+  };
+  const nonsense: SourceProvider = {
+    refresh: async () => ({ title: 42, description: 'not facts' }),
+    publish: async () => ({}),
+  };
+  const { h, logs } = await sourceWorld(t, {
+    links: {
+      4: [{ providerKey: 'hanging', itemId: 'H-1' }],
+      1: [{ providerKey: 'throwing', itemId: 'X-1' }],
+      8: [{ providerKey: 'nonsense', itemId: 'N-1' }],
+      3: [{ providerKey: 'unconfigured', itemId: 'U-1' }],
+    },
+    service: { sourceTimeoutMs: 150, sources: { hanging, throwing, nonsense } },
+  });
+  const started = performance.now();
+  const list = await h.call('GET', `${API}/tasks/available`);
+  t.ok(performance.now() - started < 1500, `the list answered after ${Math.round(performance.now() - started)} ms`);
+  t.equal(list.status, 200);
+  t.strictSame(list.json, [], 'every task is omitted: hanging, throwing, nonsense and unconfigured providers are failures');
+  t.equal(aborted, 1, 'the hanging provider\'s signal was aborted at the deadline');
+
+  for (const [id, label] of [[4, 'hanging'], [1, 'throwing'], [8, 'nonsense'], [3, 'no provider for the key']] as const) {
+    const begun = performance.now();
+    const response = await claim(h, id, await etagOf(h, id));
+    expectProblem(t, response, 'source_unavailable', label);
+    t.ok(performance.now() - begun < 1500, `${label}: answered in time`);
+    t.equal(leases(h, id), 0, `${label}: no lease`);
+  }
+  t.ok(logs.filter((log) => log.entry['message'] === 'source refresh failed').length >= 2, 'the failures are logged');
+  t.notOk(logs.some((log) => /unexpected|internal/i.test(String(log.entry['message']))), 'nothing was logged as an internal error');
+});

@@ -1,0 +1,291 @@
+import t from 'tap';
+import { API, etagOf, readTask, workspaceVersion } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
+import { baseFixture } from '../helpers/fixture.js';
+import type { Harness } from '../helpers/service.js';
+import { sourceWorld, type StubFailure } from '../helpers/stub-tracker.js';
+
+/**
+ * Linked-source facts (contract 9 and 4): the baseline, recorded changes and activations, and
+ * acknowledging them; and GET /tasks/available with linked sources (contract 5 and 9): stale
+ * sources are refreshed first (concurrently), results and failures count for 15 s (the
+ * `sourceMaxAgeMs` option), and a task whose source fails is omitted. The shared world offers Ada
+ * tasks 4, 1, 8 and 3; 1 is linked to T-1 and 3 to T-2 of a stub tracker.
+ */
+
+const NOW = '2026-11-16T10:00:00.000Z';
+const SECONDS_15 = 15_000;
+
+async function available(h: Harness): Promise<{ id: number; [member: string]: unknown }[]> {
+  const response = await h.call('GET', `${API}/tasks/available`);
+  if (response.status !== 200) throw new Error(`available answered ${response.status}`);
+  return response.json;
+}
+
+t.test('SOURCES: before the first successful refresh facts are the fixture\'s or {title: itemId}, with isAvailable false', async (t) => {
+  const fixture = baseFixture();
+  const { h, stub } = await sourceWorld(t, {
+    fixture,
+    links: { 1: ['T-1', { itemId: 'T-9', facts: { title: 'From the fixture', description: 'Seeded', businessStatus: 'open' } }] },
+  });
+  const task = await readTask(h, 1);
+  t.strictSame(task.externalContext, [
+    { providerKey: 'tracker', itemId: 'T-1', facts: { title: 'T-1', description: null, businessStatus: null }, lastSuccessUtc: null, isAvailable: false },
+    { providerKey: 'tracker', itemId: 'T-9', facts: { title: 'From the fixture', description: 'Seeded', businessStatus: 'open' }, lastSuccessUtc: null, isAvailable: false },
+  ]);
+  t.strictSame(task.externalChanges, []);
+  t.strictSame(task.sourceActivations, []);
+  t.equal(task.requiresAttention, false);
+  t.equal(stub.requests.length, 0, 'reading a task does not call the source');
+});
+
+t.test('SOURCES: the first successful refresh sets the baseline and records no change', async (t) => {
+  const { h, stub } = await sourceWorld(t, {
+    links: { 1: [{ itemId: 'T-1', facts: { title: 'Old fixture title', description: 'old', businessStatus: null } }] },
+    items: { 'T-1': { title: 'Tracker title', description: 'From the tracker', businessStatus: 'In review' } },
+  });
+  const version = workspaceVersion(h);
+  const offered = await available(h);
+  t.ok(offered.some((task) => task.id === 1), 'the linked task is offered');
+  t.equal(stub.gets('T-1').length, 1, 'the stub saw one GET');
+  const task = await readTask(h, 1);
+  t.strictSame(task.externalContext, [{
+    providerKey: 'tracker', itemId: 'T-1',
+    facts: { title: 'Tracker title', description: 'From the tracker', businessStatus: 'In review' },
+    lastSuccessUtc: NOW, isAvailable: true,
+  }], 'the tracker\'s facts, available, lastSuccessUtc = now');
+  t.strictSame(task.externalChanges, [], 'the baseline is not a change (even though it differs from the fixture)');
+  t.strictSame(task.sourceActivations, []);
+  t.equal(task.requiresAttention, false);
+  t.equal(workspaceVersion(h), version, 'no change recorded, no version bump');
+
+  h.clock.advance(SECONDS_15);
+  await available(h);
+  t.equal(stub.gets('T-1').length, 2, 'refreshed again');
+  const again = await readTask(h, 1);
+  t.strictSame(again.externalChanges, [], 'the same facts again record nothing');
+  t.equal(again.externalContext[0].lastSuccessUtc, '2026-11-16T10:00:15.000Z', 'lastSuccessUtc moves on');
+});
+
+t.test('SOURCES: unknown members in the provider\'s JSON are ignored and never appear in responses', async (t) => {
+  const { h, stub } = await sourceWorld(t, {
+    items: {
+      'T-1': {
+        title: 'Tracker one', description: 'D', businessStatus: 'open', internalUrl: 'http://tracker.internal/raw-T1',
+        assigneeEmail: 'raw-member@example.com', facts: { title: 'raw-nested-title' }, secret: 'raw-secret-value',
+      },
+      'T-2': { title: 'Tracker two' },
+    },
+  });
+  const list = await h.call('GET', `${API}/tasks/available`);
+  t.equal(list.status, 200);
+  h.clock.advance(SECONDS_15);
+  stub.setItem('T-1', { title: 'Tracker one v2', description: 'D', businessStatus: 'open', secret: 'raw-secret-value', more: 'raw-more' });
+  const after = await h.call('GET', `${API}/tasks/available`);
+  const task = await h.call('GET', `${API}/tasks/1`);
+  t.strictSame(task.json.externalContext[0].facts, { title: 'Tracker one v2', description: 'D', businessStatus: 'open' });
+  t.strictSame(Object.keys(task.json.externalChanges[0].before).sort(), ['businessStatus', 'description', 'title']);
+  t.strictSame(Object.keys(task.json.externalChanges[0].after).sort(), ['businessStatus', 'description', 'title']);
+  for (const response of [list, after, task]) {
+    for (const raw of ['raw-T1', 'raw-member', 'raw-nested-title', 'raw-secret-value', 'raw-more', 'internalUrl', 'assigneeEmail']) {
+      t.notOk(response.text?.includes(raw), `${raw} is not in the response`);
+    }
+  }
+});
+
+t.test('SOURCES: changed facts record one source change per changed item and one activation, bump the version and need attention', async (t) => {
+  const { h, stub } = await sourceWorld(t, {
+    links: { 1: ['T-1', 'T-2', 'T-3'] },
+    items: {
+      'T-1': { title: 'One', description: 'first', businessStatus: 'open' },
+      'T-2': { title: 'Two', businessStatus: 'open' },
+      'T-3': { title: 'Three' },
+    },
+  });
+  await available(h);
+  const oldEtag = await etagOf(h, 1);
+  const version = workspaceVersion(h);
+
+  h.clock.advance(SECONDS_15);
+  stub.setItem('T-1', { title: 'One, renamed', description: 'first', businessStatus: 'open' });
+  stub.setItem('T-2', { title: 'Two', businessStatus: 'closed' });
+  const offered = await available(h);
+  t.ok(offered.some((task) => task.id === 1), 'a changed task is still offered');
+  t.equal(workspaceVersion(h), version + 1, 'the recorded change bumped the workspace version once');
+
+  const task = await readTask(h, 1);
+  t.equal(task.externalChanges.length, 2, 'one change per changed item (T-3 did not change)');
+  t.match(task.externalChanges[0], {
+    incomingId: null, kind: 'source',
+    before: { title: 'One', description: 'first', businessStatus: 'open' },
+    after: { title: 'One, renamed', description: 'first', businessStatus: 'open' },
+    response: null, author: null, occurredUtc: '2026-11-16T10:00:15.000Z', receivedUtc: '2026-11-16T10:00:15.000Z', acknowledgedUtc: null,
+  });
+  t.strictSame(task.externalChanges[1].before, { title: 'Two', description: null, businessStatus: 'open' });
+  t.strictSame(task.externalChanges[1].after, { title: 'Two', description: null, businessStatus: 'closed' });
+  t.strictSame(task.sourceActivations, [{
+    activatedUtc: '2026-11-16T10:00:15.000Z',
+    sources: [
+      { title: 'One, renamed', description: 'first', businessStatus: 'open' },
+      { title: 'Two', description: null, businessStatus: 'closed' },
+      { title: 'Three', description: null, businessStatus: null },
+    ],
+  }], 'one activation with the current facts of every available source of the task');
+  t.equal(task.requiresAttention, true);
+
+  const stale = await h.call('POST', `${API}/tasks/1/notes`, { headers: { 'if-match': oldEtag }, body: { text: 'on old facts' } });
+  expectProblem(t, stale, 'stale_update', 'the ETag from before the change');
+  t.equal(stale.headers['etag'], task.etag, 'the 412 carries the current ETag');
+
+  // A change on one item while another fails: the activation lists the available sources only.
+  h.clock.advance(SECONDS_15);
+  stub.setItem('T-1', { title: 'One, again', description: 'first', businessStatus: 'open' });
+  stub.failRefresh('T-3', { kind: 'status', status: 500 });
+  const without = await available(h);
+  t.notOk(without.some((one) => one.id === 1), 'a failing source omits the task');
+  const later = await readTask(h, 1);
+  t.equal(later.externalChanges.length, 3);
+  t.strictSame(later.sourceActivations[1].sources, [
+    { title: 'One, again', description: 'first', businessStatus: 'open' },
+    { title: 'Two', description: null, businessStatus: 'closed' },
+  ], 'the failed item is not in the activation');
+});
+
+t.test('SOURCES: acknowledging a source change through external evaluation clears requiresAttention', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  await available(h);
+  h.clock.advance(SECONDS_15);
+  stub.setItem('T-1', { title: 'Tracker one, changed' });
+  await available(h);
+  const task = await readTask(h, 1);
+  t.equal(task.requiresAttention, true);
+  const eventId = task.externalChanges[0].id;
+  const version = workspaceVersion(h);
+  const ack = await h.call('POST', `${API}/tasks/1/external-evaluation`, {
+    headers: { 'if-match': task.etag, 'idempotency-key': 'ack-1' }, body: { decision: 'acknowledge', eventId },
+  });
+  t.equal(ack.status, 204, ack.text ?? '');
+  t.equal(workspaceVersion(h), version + 1, 'acknowledging is a mutation');
+  const after = await readTask(h, 1);
+  t.equal(after.requiresAttention, false);
+  t.equal(after.externalChanges[0].acknowledgedUtc, '2026-11-16T10:00:15.000Z');
+  const again = await h.call('POST', `${API}/tasks/1/external-evaluation`, {
+    headers: { 'if-match': after.etag, 'idempotency-key': 'ack-2' }, body: { decision: 'acknowledge', eventId },
+  });
+  expectProblem(t, again, 'source_context_changed', 'acknowledged twice');
+  t.equal((await readTask(h, 3)).requiresAttention, false, 'the other linked task had no change');
+});
+
+async function offered(h: Harness): Promise<number[]> {
+  const response = await h.call('GET', `${API}/tasks/available`);
+  if (response.status !== 200) throw new Error(`available answered ${response.status}: ${response.text}`);
+  return response.json.map((task: { id: number }) => task.id);
+}
+
+t.test('SOURCES: /tasks/available refreshes stale linked sources before offering', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  t.strictSame(await offered(h), [4, 1, 8, 3], 'both linked tasks are offered once refreshed');
+  t.equal(stub.gets('T-1').length, 1, 'T-1 was fetched');
+  t.equal(stub.gets('T-2').length, 1, 'T-2 was fetched');
+  t.equal(stub.requests.length, 2, 'nothing else was called');
+  t.equal((await readTask(h, 1)).externalContext[0].facts.title, 'Tracker one', 'the offered task shows the fresh facts');
+});
+
+t.test('SOURCES: /tasks/available reuses refresh results younger than 15 s and refreshes again after', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  await offered(h);
+  h.clock.advance(SECONDS_15 - 1);
+  t.strictSame(await offered(h), [4, 1, 8, 3]);
+  t.equal(stub.gets('T-1').length, 1, 'no second GET within 15 s');
+  h.clock.advance(1);
+  t.strictSame(await offered(h), [4, 1, 8, 3]);
+  t.equal(stub.gets('T-1').length, 2, 'a GET again at 15 s');
+  t.equal(stub.gets('T-2').length, 2);
+});
+
+t.test('SOURCES: /tasks/available refreshes different items concurrently', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  stub.failRefresh('T-1', { kind: 'delay', ms: 300 });
+  stub.failRefresh('T-2', { kind: 'delay', ms: 300 });
+  const started = performance.now();
+  t.strictSame(await offered(h), [4, 1, 8, 3]);
+  const elapsed = performance.now() - started;
+  t.equal(stub.maxConcurrent, 2, 'the stub was answering both GETs at the same time');
+  const [one, two] = [stub.gets('T-1')[0], stub.gets('T-2')[0]];
+  t.ok(one !== undefined && two !== undefined && one.finishedMs !== null && two.finishedMs !== null);
+  if (one?.finishedMs != null && two?.finishedMs != null) {
+    t.ok(two.startedMs < one.finishedMs && one.startedMs < two.finishedMs, 'the two requests overlapped');
+  }
+  // The overlap above is the proof; time is only reported, as a loaded machine can stretch it.
+  t.comment(`two 300 ms refreshes took ${Math.round(elapsed)} ms together`);
+});
+
+t.test('SOURCES: /tasks/available omits a task whose source fails, remembers the failure for 15 s and offers the others', async (t) => {
+  const failures: [string, StubFailure][] = [
+    ['500', { kind: 'status', status: 500 }],
+    ['invalid JSON', { kind: 'invalid-json' }],
+    ['204 (a 2xx that is not 200)', { kind: 'status', status: 204 }],
+    ['404', { kind: 'status', status: 404 }],
+  ];
+  for (const [label, failure] of failures) {
+    await t.test(label, async (t) => {
+      const { h, stub } = await sourceWorld(t);
+      t.strictSame(await offered(h), [4, 1, 8, 3], 'first, all good');
+      const before = await readTask(h, 1);
+
+      h.clock.advance(SECONDS_15);
+      stub.failRefresh('T-1', failure);
+      t.strictSame(await offered(h), [4, 8, 3], 'task 1 is omitted, the others are offered');
+      t.equal(stub.gets('T-1').length, 2);
+      const failed = await readTask(h, 1);
+      t.strictSame(failed.externalContext, [{
+        ...before.externalContext[0], isAvailable: false,
+      }], 'the last facts and lastSuccessUtc are kept, isAvailable is false');
+      t.strictSame(failed.externalChanges, [], 'a failure records no change');
+
+      stub.failRefresh('T-1', null);
+      h.clock.advance(SECONDS_15 - 1);
+      t.strictSame(await offered(h), [4, 8, 3], 'still omitted inside the window, although the source is back');
+      t.equal(stub.gets('T-1').length, 2, 'no new GET inside the window');
+      h.clock.advance(1);
+      t.strictSame(await offered(h), [4, 1, 8, 3], 'offered again once a refresh after the window succeeds');
+      t.equal(stub.gets('T-1').length, 3);
+    });
+  }
+  await t.test('a source that never worked', async (t) => {
+    const { h, stub } = await sourceWorld(t);
+    stub.failRefresh('T-2', { kind: 'status', status: 503 });
+    t.strictSame(await offered(h), [4, 1, 8], 'task 3 is omitted from the first list');
+    t.match((await readTask(h, 3)).externalContext[0], { facts: { title: 'T-2' }, lastSuccessUtc: null, isAvailable: false });
+  });
+});
+
+t.test('SOURCES: the sourceMaxAgeMs option changes how long a refresh counts when offering', async (t) => {
+  await t.test('60 s', async (t) => {
+    const { h, stub } = await sourceWorld(t, { service: { sourceMaxAgeMs: 60_000 } });
+    await offered(h);
+    h.clock.advance(30_000);
+    await offered(h);
+    t.equal(stub.gets('T-1').length, 1, 'no GET at 30 s');
+    h.clock.advance(30_000);
+    await offered(h);
+    t.equal(stub.gets('T-1').length, 2, 'a GET at 60 s');
+  });
+  await t.test('0: every list refreshes', async (t) => {
+    const { h, stub } = await sourceWorld(t, { service: { sourceMaxAgeMs: 0 } });
+    await offered(h);
+    await offered(h);
+    await offered(h);
+    t.equal(stub.gets('T-1').length, 3);
+  });
+  await t.test('a failure counts for the same window', async (t) => {
+    const { h, stub } = await sourceWorld(t, { service: { sourceMaxAgeMs: 5_000 } });
+    stub.failRefresh('T-1', { kind: 'status', status: 500 });
+    t.strictSame(await offered(h), [4, 8, 3]);
+    stub.failRefresh('T-1', null);
+    h.clock.advance(4_999);
+    t.strictSame(await offered(h), [4, 8, 3], 'remembered for 5 s');
+    h.clock.advance(1);
+    t.strictSame(await offered(h), [4, 1, 8, 3], 'tried again after 5 s');
+  });
+});

@@ -1,0 +1,355 @@
+import t from 'tap';
+import { API, etagOf, readTask, workspaceVersion, type TapTest } from '../helpers/api.js';
+import { baseFixture, TOKENS } from '../helpers/fixture.js';
+import type { CallOptions, CallResult, Harness } from '../helpers/service.js';
+import { sourceWorld, type SourceWorld } from '../helpers/stub-tracker.js';
+
+/**
+ * Publishing assistance requests to linked sources and the replies that come back (contract 8
+ * and 9): POST after the 201, retried with back-off when it fails; a reply to the returned ref
+ * becomes a `reply` change and marks the request responded, once. And the spec's secrecy rule:
+ * "no connection data, correlation or raw provider payload anywhere in a response".
+ */
+
+const GRACE = 11;
+const SECONDS_15 = 15_000;
+let keys = 0;
+const key = (what: string) => `${what}-${(keys += 1)}`;
+
+interface Asked {
+  stageId: number;
+  incomingId: number;
+}
+
+async function ask(h: Harness, body: Record<string, unknown> = {}, taskId = 1): Promise<Asked> {
+  const response = await h.call('POST', `${API}/tasks/${taskId}/human-requests`, {
+    headers: { 'if-match': await etagOf(h, taskId), 'idempotency-key': key('ask') },
+    body: {
+      humanAssigneeId: GRACE, title: 'Which headline?', details: 'A or B?', estimatedMinutes: 20, priority: 'high',
+      assistanceKind: 'Review', publishExternally: true, ...body,
+    },
+  });
+  if (response.status !== 201) throw new Error(`asking answered ${response.status}: ${response.text}`);
+  const detail = await h.call('GET', `${API}/human-requests/${response.json.id}`);
+  return { stageId: response.json.id, incomingId: detail.json.incomingId };
+}
+
+const humanRequest = async (h: Harness, stageId: number, token?: string) =>
+  (await h.call('GET', `${API}/human-requests/${stageId}`, token === undefined ? {} : { token })).json;
+
+/** A non-blocking request on task 1, published: the world, the request and its ref. */
+async function published(t: TapTest, body: Record<string, unknown> = {}): Promise<SourceWorld & Asked & { ref: string }> {
+  const world = await sourceWorld(t);
+  const asked = await ask(world.h, { isBlocking: false, ...body });
+  await world.h.service.idle();
+  const ref = world.stub.refs[0];
+  if (ref === undefined) throw new Error('nothing was published');
+  return { ...world, ...asked, ref };
+}
+
+t.test('SOURCES: publishExternally POSTs {title, details, assistanceKind, priority} to the first linked item after the 201', async (t) => {
+  const { h, stub } = await sourceWorld(t, { links: { 1: ['T-1', 'T-2'] } });
+  const version = workspaceVersion(h);
+  await ask(h);
+  await h.service.idle();
+  t.equal(workspaceVersion(h), version + 1, 'publishing is not a second mutation');
+  t.equal(stub.posts('T-1').length, 1, 'one POST to {base}T-1/requests');
+  t.strictSame(stub.posts('T-1')[0]?.body, { title: 'Which headline?', details: 'A or B?', assistanceKind: 'Review', priority: 'high' });
+  t.equal(stub.posts('T-2').length, 0, 'only the first linked item');
+
+  await ask(h, { publishExternally: false, title: 'Local only' });
+  await h.service.idle();
+  t.equal(stub.requests.filter((r) => r.method === 'POST').length, 1, 'publishExternally false publishes nothing');
+
+  // Requests raised back to back are all published, also when one is raised while another is in flight.
+  stub.failPublish('T-1', { kind: 'delay', ms: 100 });
+  await ask(h, { title: 'Second' });
+  await ask(h, { title: 'Third' });
+  await h.service.idle();
+  t.strictSame(stub.posts('T-1').map((r) => (r.body as { title: string }).title), ['Which headline?', 'Second', 'Third']);
+});
+
+t.test('SOURCES: a failed publication keeps the local request, is logged and is retried after the back-off', async (t) => {
+  const { h, stub, logs } = await sourceWorld(t);
+  stub.failPublish('T-1', { kind: 'status', status: 500 });
+  const { stageId } = await ask(h);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 1, 'tried once');
+  const detail = await h.call('GET', `${API}/human-requests/${stageId}`);
+  t.equal(detail.status, 200, 'the local request exists');
+  t.match(detail.json, { title: 'Which headline?', responseState: 'open', lifecycle: 'floating' });
+  const logged = logs.find((log) => log.level === 'error' && /publishing an assistance request failed/.test(String(log.entry['message'])));
+  t.ok(logged, 'the failure is logged');
+  t.match(logged?.entry, { stageId, providerKey: 'tracker', attempt: 1, retryAtUtc: '2026-11-16T10:00:30.000Z' });
+
+  stub.failPublish('T-1', null);
+  h.clock.advance(29_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 1, 'not retried before the 30 s back-off');
+  h.clock.advance(2_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 1, 'due at 30 s, but requests look for due publications at most every 5 s (last at 29 s)');
+  h.clock.advance(3_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 2, 'retried by a later request once due');
+  t.strictSame(stub.posts('T-1')[1]?.body, stub.posts('T-1')[0]?.body, 'the same request');
+  h.clock.advance(120_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 2, 'published once it succeeded');
+
+  // The back-off doubles: a second failure waits 60 s.
+  stub.failPublish('T-1', { kind: 'invalid-json' });
+  const second = await ask(h, { title: 'Again' });
+  await h.service.idle();
+  h.clock.advance(31_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 4, 'failed twice');
+  const failures = logs.filter((log) => log.entry['stageId'] === second.stageId);
+  t.equal(failures.at(-1)?.entry['attempt'], 2);
+  t.equal(failures.at(-1)?.entry['retryAtUtc'], '2026-11-16T10:04:05.000Z', '60 s after the second failure (10:03:05)');
+});
+
+t.test('SOURCES: a reply to a published request becomes a reply change and marks the request responded, once', async (t) => {
+  const { h, stub, ref, stageId, incomingId } = await published(t);
+  await h.call('GET', `${API}/tasks/available`);
+  const version = workspaceVersion(h);
+  stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace in the tracker', text: 'Go with B', createdUtc: '2026-11-16T09:59:00.000Z' });
+  stub.addReply('T-1', { id: 'reply-2', inReplyTo: 'some-other-ref', author: 'Someone', text: 'Unrelated' });
+  stub.addReply('T-1', { id: 'reply-3', inReplyTo: null, author: 'Someone', text: 'A comment' });
+  h.clock.advance(SECONDS_15);
+  await h.call('GET', `${API}/tasks/available`);
+  t.equal(workspaceVersion(h), version + 1, 'the reply bumped the version once');
+
+  const task = await readTask(h, 1);
+  t.equal(task.externalChanges.length, 1, 'only the reply to our ref is recorded');
+  t.strictSame(task.externalChanges[0], {
+    id: task.externalChanges[0].id, incomingId, kind: 'reply', before: null, after: null,
+    response: 'Go with B', author: 'Grace in the tracker', occurredUtc: '2026-11-16T09:59:00.000Z',
+    receivedUtc: '2026-11-16T10:00:15.000Z', acknowledgedUtc: null,
+  });
+  t.strictSame(task.sourceActivations, [], 'a reply is not an activation');
+  t.equal(task.requiresAttention, true);
+  t.match(task.responsesAwaitingEvaluation, [{ id: incomingId, assistanceStageId: stageId, response: 'Go with B', respondedAtUtc: '2026-11-16T10:00:15.000Z' }]);
+  const detail = await humanRequest(h, stageId);
+  t.match(detail, { responseState: 'responded', response: 'Go with B', lifecycle: 'floating', status: 'Ready', respondedAtUtc: '2026-11-16T10:00:15.000Z' },
+    'responded, the lifecycle unchanged');
+
+  h.clock.advance(SECONDS_15);
+  await h.call('GET', `${API}/tasks/available`);
+  h.clock.advance(SECONDS_15);
+  await h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': key('claim') } });
+  t.ok(stub.gets('T-1').length >= 4, 'seen again by later refreshes');
+  t.equal((await readTask(h, 1)).externalChanges.length, 1, 'the reply is recorded once however often it is seen');
+  t.equal((await humanRequest(h, stageId)).incomingRevision, detail.incomingRevision, 'and the request is not touched again');
+});
+
+t.test('SOURCES: a reply alone does not refuse a claim', async (t) => {
+  const { h, stub, ref } = await published(t);
+  await h.call('GET', `${API}/tasks/available`);
+  const etag = await etagOf(h, 1);
+  stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace', text: 'Done' });
+  const response = await h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
+  t.equal(response.status, 200, `the claim that saw the reply got its lease (${response.json?.code ?? ''})`);
+  const task = await readTask(h, 1);
+  t.equal(task.externalChanges.length, 1, 'the reply was recorded by the claim\'s refresh');
+  t.equal(task.externalChanges[0].kind, 'reply');
+});
+
+t.test('SOURCES: without human-requests:read a reply change shows response and author as null', async (t) => {
+  const { h, stub, ref } = await published(t);
+  stub.addReply('T-1', { id: 'r', inReplyTo: ref, author: 'Grace', text: 'Secret answer' });
+  await h.call('GET', `${API}/tasks/available`);
+  const reader = await h.call('GET', `${API}/tasks/1`, { token: TOKENS.readOnly });
+  t.equal(reader.status, 200);
+  t.match(reader.json.externalChanges, [{ kind: 'reply', response: null, author: null }]);
+  t.strictSame(reader.json.responsesAwaitingEvaluation, []);
+  t.strictSame(reader.json.humanRequests, []);
+  t.equal(reader.json.requiresAttention, true, 'the flag is unchanged');
+  t.notOk(reader.text?.includes('Secret answer'), 'the text appears nowhere');
+  t.match((await readTask(h, 1)).externalChanges, [{ response: 'Secret answer', author: 'Grace' }], 'visible with the scope');
+});
+
+t.test('SOURCES: a followup evaluation on a published request publishes the follow-up message', async (t) => {
+  const { h, stub, ref, stageId, incomingId } = await published(t);
+  stub.addReply('T-1', { id: 'r1', inReplyTo: ref, author: 'Grace', text: 'A' });
+  await h.call('GET', `${API}/tasks/available`);
+  const task = await readTask(h, 1);
+  const revision = task.responsesAwaitingEvaluation[0].revision;
+  const followup = await h.call('POST', `${API}/tasks/1/external-evaluation`, {
+    headers: { 'if-match': task.etag, 'idempotency-key': key('followup') },
+    body: { decision: 'followup', incomingId, revision, message: 'Why A?' },
+  });
+  t.equal(followup.status, 204);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 2, 'published again');
+  t.strictSame(stub.posts('T-1')[1]?.body, { title: 'Which headline?', details: 'Why A?', assistanceKind: 'Review', priority: 'high' },
+    'the follow-up message is the new question');
+  t.match(await humanRequest(h, stageId), { responseState: 'open', details: 'A or B?\n\nFollow-up: Why A?' });
+
+  // A reply to the follow-up's own ref answers the same request.
+  const second = stub.refs[1] ?? '';
+  stub.addReply('T-1', { id: 'r2', inReplyTo: second, author: 'Grace', text: 'Because' });
+  h.clock.advance(SECONDS_15);
+  await h.call('GET', `${API}/tasks/available`);
+  t.match(await humanRequest(h, stageId), { responseState: 'responded', response: 'Because' });
+  t.equal((await readTask(h, 1)).externalChanges.length, 2);
+});
+
+const GRACE_TOKEN = 'wta_test_grace_desk_sources';
+
+/** The world plus a client for Grace, the human, to answer locally through her Incoming list. */
+async function withGrace(t: TapTest) {
+  const fixture = baseFixture();
+  fixture.clients.push({
+    id: 110, organisationId: 1, name: 'grace-desk', token: GRACE_TOKEN, sponsorId: 11, resourceId: 11, isActive: true,
+    scopes: ['tasks:read', 'tasks:update'],
+  });
+  const world = await sourceWorld(t, { fixture });
+  const completeLocally = async (incomingId: number, response: string) => {
+    const items = (await world.h.call('GET', `${API}/incoming?includeAccepted=true`, { token: GRACE_TOKEN })).json;
+    const item = items.find((entry: { id: number }) => entry.id === incomingId);
+    const done = await world.h.call('POST', `${API}/incoming/${incomingId}/complete`, {
+      token: GRACE_TOKEN, headers: { 'if-match': item.etag, 'idempotency-key': key('complete') }, body: { response },
+    });
+    if (done.status !== 204) throw new Error(`complete answered ${done.status}`);
+  };
+  const followUp = async (incomingId: number, message: string) => {
+    const task = await readTask(world.h, 1);
+    const awaiting = task.responsesAwaitingEvaluation.find((entry: { id: number }) => entry.id === incomingId);
+    return world.h.call('POST', `${API}/tasks/1/external-evaluation`, {
+      headers: { 'if-match': task.etag, 'idempotency-key': key('followup') },
+      body: { decision: 'followup', incomingId, revision: awaiting.revision, message },
+    });
+  };
+  return { ...world, completeLocally, followUp };
+}
+
+t.test('SOURCES: a followup on a request the source never took publishes the whole request; an unpublished one publishes nothing', async (t) => {
+  const { h, stub, completeLocally, followUp } = await withGrace(t);
+  stub.failPublish('T-1', { kind: 'status', status: 500 });
+  const failed = await ask(h, { isBlocking: false });
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 1, 'the first attempt failed');
+  stub.failPublish('T-1', null);
+  await completeLocally(failed.incomingId, 'Answered at the desk');
+  t.equal((await followUp(failed.incomingId, 'More?')).status, 204);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 2);
+  t.strictSame(stub.posts('T-1')[1]?.body, { title: 'Which headline?', details: 'A or B?\n\nFollow-up: More?', assistanceKind: 'Review', priority: 'high' },
+    'the original question is not lost: the whole request goes, follow-up included');
+
+  const local = await ask(h, { publishExternally: false, isBlocking: false, title: 'Local' });
+  await completeLocally(local.incomingId, 'Fine');
+  t.equal((await followUp(local.incomingId, 'Sure?')).status, 204);
+  await h.service.idle();
+  t.equal(stub.posts('T-1').length, 2, 'a request that was not to be published is not published by its follow-up');
+});
+
+t.test('SOURCES: a late reply to a resolved request is recorded but does not reopen it', async (t) => {
+  const { h, stub, completeLocally } = await withGrace(t);
+  const { stageId, incomingId } = await ask(h, { isBlocking: true });
+  await h.service.idle();
+  const ref = stub.refs[0] ?? '';
+  // Grace answers at her desk and the agent resolves; only then does her tracker reply arrive.
+  await completeLocally(incomingId, 'Yes');
+  const task = await readTask(h, 1);
+  const resolve = await h.call('POST', `${API}/tasks/1/external-evaluation`, {
+    headers: { 'if-match': task.etag, 'idempotency-key': key('resolve') },
+    body: { decision: 'resolve', incomingId, revision: task.responsesAwaitingEvaluation[0].revision },
+  });
+  t.equal(resolve.status, 204);
+  const resolved = await humanRequest(h, stageId);
+  stub.addReply('T-1', { id: 'r1', inReplyTo: ref, author: 'Grace', text: 'Yes, also here' });
+  await h.call('GET', `${API}/tasks/available`);
+  t.equal(stub.gets('T-1').length, 1, 'the unblocked task was refreshed');
+  const after = await readTask(h, 1);
+  t.match(after.externalChanges, [{ kind: 'reply', incomingId, response: 'Yes, also here' }], 'the reply is recorded');
+  t.match(await humanRequest(h, stageId), { responseState: 'resolved', lifecycle: 'completed', response: 'Yes', incomingRevision: resolved.incomingRevision },
+    'the request stays resolved, untouched');
+  t.equal(after.blocked, false, 'the task is not blocked again');
+  t.strictSame(after.responsesAwaitingEvaluation, []);
+});
+
+t.test('SOURCES: replies to a blocking request are picked up while the task waits', async (t) => {
+  const { h, stub, ref, stageId } = await published(t, { isBlocking: true });
+  stub.addReply('T-1', { id: 'r1', inReplyTo: ref, author: 'Grace', text: 'Yes' });
+  const waiting = await h.call('GET', `${API}/tasks/waiting`);
+  t.ok(waiting.json.some((task: { id: number }) => task.id === 1), 'task 1 is waiting on human assistance');
+  t.equal(stub.gets('T-1').length, 1, 'the waiting list refreshed its source');
+  t.match(await humanRequest(h, stageId), { responseState: 'responded' });
+});
+
+t.test('SOURCES: no response contains the provider\'s base URL, port, publication refs or raw provider members', async (t) => {
+  const fixture = baseFixture();
+  fixture.clients.push({
+    id: 110, organisationId: 1, name: 'grace-desk', token: GRACE_TOKEN, sponsorId: 11, resourceId: 11, isActive: true,
+    scopes: ['tasks:read', 'tasks:update'],
+  });
+  const { h, stub } = await sourceWorld(t, {
+    fixture,
+    items: {
+      'T-1': { title: 'Tracker one', description: 'D', businessStatus: 'open', rawSecretMember: 'raw-value-1', links: { self: 'raw-link' } },
+      'T-2': { title: 'Tracker two', rawSecretMember: 'raw-value-2' },
+    },
+  });
+  const seen: CallResult[] = [];
+  const call = async (method: string, path: string, options: CallOptions = {}): Promise<CallResult> => {
+    const response = await h.call(method, `${API}${path}`, options);
+    seen.push(response);
+    return response;
+  };
+
+  await call('GET', '/identity');
+  await call('GET', '/tasks/available');
+  const asked = await call('POST', '/tasks/1/human-requests', {
+    headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': key('secrecy') },
+    body: { humanAssigneeId: 11, title: 'Q', estimatedMinutes: 5, isBlocking: false, publishExternally: true },
+  });
+  await h.service.idle();
+  const ref = stub.refs[0] ?? 'no-ref';
+  const detail = await call('GET', `/human-requests/${asked.json.id}`);
+  stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace', text: 'Answer', rawReplyMember: 'raw-reply-value' });
+  stub.setItem('T-2', { title: 'Tracker two, changed', rawSecretMember: 'raw-value-3' });
+  h.clock.advance(15_000);
+  await call('GET', '/tasks/available');
+  await call('GET', '/tasks/waiting');
+  await call('GET', '/tasks/1');
+  await call('GET', '/tasks/3');
+  await call('GET', '/tasks/1', { token: TOKENS.readOnly });
+  await call('GET', `/human-requests/${asked.json.id}`);
+  await call('GET', '/incoming?includeAccepted=true', { token: GRACE_TOKEN });
+  // A followup publishes again (a second ref), then the error paths of a claim.
+  const task = await readTask(h, 1);
+  await call('POST', '/tasks/1/external-evaluation', {
+    headers: { 'if-match': task.etag, 'idempotency-key': key('secrecy') },
+    body: { decision: 'followup', incomingId: detail.json.incomingId, revision: task.responsesAwaitingEvaluation[0].revision, message: 'More?' },
+  });
+  await h.service.idle();
+  stub.failRefresh('T-1', { kind: 'status', status: 500 });
+  await call('POST', '/tasks/1/claim', { headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': key('secrecy') } });
+  stub.failRefresh('T-1', null);
+  stub.setItem('T-1', { title: 'Tracker one, changed', rawSecretMember: 'raw-value-4' });
+  await call('POST', '/tasks/1/claim', { headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': key('secrecy') } });
+  const granted = await call('POST', '/tasks/1/claim', { headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': key('secrecy') } });
+  t.equal(granted.status, 200, 'the flow got as far as a lease');
+  await call('GET', '/tasks/1');
+
+  t.equal(stub.refs.length, 2, 'two publications happened');
+  const forbidden = [
+    stub.base, '127.0.0.1', `:${stub.port}`, '/items/', ...stub.refs, 'stub-ref', 'c0ffee', 'trackerUrl', '/secret/',
+    'rawSecretMember', 'raw-value', 'raw-link', 'rawReplyMember', 'raw-reply-value', 'inReplyTo', 'reply-1', 'programmed failure',
+  ];
+  t.ok(seen.length >= 15, `${seen.length} responses scanned`);
+  for (const response of seen) {
+    const text = `${JSON.stringify(response.headers)}\n${response.text ?? ''}`;
+    for (const secret of forbidden) {
+      if (text.includes(secret)) t.fail(`a ${response.status} response contains ${JSON.stringify(secret)}`);
+    }
+  }
+  t.pass('scanned');
+});

@@ -1,0 +1,106 @@
+import t from 'tap';
+import { httpSourceProvider } from '../../lib/sources/http-provider.js';
+import { parsePublished, parseSnapshot } from '../../lib/sources/provider.js';
+import { withDeadline } from '../../lib/sources/timeout.js';
+import { stubTracker } from '../helpers/stub-tracker.js';
+
+/** Units of contract 9: reading what a provider returns, the deadline, the built-in http provider. */
+
+t.test('SOURCES: parseSnapshot reads title, description, businessStatus and replies and ignores unknown members', async (t) => {
+  t.strictSame(parseSnapshot({ title: 'A' }), { title: 'A', description: null, businessStatus: null, replies: [] }, 'only a title');
+  t.strictSame(
+    parseSnapshot({
+      title: 'A', description: 'D', businessStatus: 'open', secretToken: 'xyz', nested: { deep: 1 },
+      replies: [{ id: 'r1', inReplyTo: 'ref-1', author: 'Grace', text: 'Yes', createdUtc: '2026-11-16T09:00:00.000Z', raw: { a: 1 } }],
+    }),
+    {
+      title: 'A', description: 'D', businessStatus: 'open',
+      replies: [{ id: 'r1', inReplyTo: 'ref-1', author: 'Grace', text: 'Yes', createdUtc: '2026-11-16T09:00:00.000Z' }],
+    },
+    'unknown members are dropped at every level',
+  );
+  t.strictSame(parseSnapshot({ title: 'A', description: null, businessStatus: null, replies: null }),
+    { title: 'A', description: null, businessStatus: null, replies: [] }, 'explicit nulls');
+  t.strictSame(parseSnapshot({ title: 'A', description: 7, businessStatus: false }),
+    { title: 'A', description: null, businessStatus: null, replies: [] }, 'non-string optional facts read as null');
+  const numbered = parseSnapshot({ title: 'A', replies: [{ id: 5, inReplyTo: 9, text: 't' }] });
+  t.strictSame(numbered?.replies, [{ id: '5', inReplyTo: '9', author: null, text: 't', createdUtc: null }], 'numeric ids become strings');
+  const mixed = parseSnapshot({ title: 'A', replies: [null, 'x', { id: 'r', text: 5 }, { text: 'no id' }, { id: 'ok', inReplyTo: null, text: 'kept' }] });
+  t.strictSame(mixed?.replies.map((reply) => reply.id), ['ok'], 'malformed replies are skipped, the facts stay');
+
+  for (const [label, value] of [
+    ['null', null], ['a string', 'A'], ['an array', [{ title: 'A' }]], ['no title', { description: 'D' }],
+    ['a numeric title', { title: 5 }], ['replies not an array', { title: 'A', replies: {} }], ['undefined', undefined],
+  ] as const) {
+    t.equal(parseSnapshot(value), null, `${label} is not a snapshot`);
+  }
+});
+
+t.test('SOURCES: parsePublished returns the ref of a publish result and null otherwise', async (t) => {
+  t.equal(parsePublished({ ref: 'R-1' }), 'R-1');
+  t.equal(parsePublished({ ref: 'R-1', url: 'http://internal/secret' }), 'R-1', 'other members are ignored');
+  t.equal(parsePublished({ ref: 42 }), '42', 'a numeric ref becomes a string');
+  for (const [label, value] of [
+    ['empty ref', { ref: '' }], ['no ref', {}], ['null ref', { ref: null }], ['object ref', { ref: {} }],
+    ['null', null], ['a string', 'R-1'], ['an array', ['R-1']],
+  ] as const) {
+    t.equal(parsePublished(value), null, label);
+  }
+});
+
+t.test('SOURCES: withDeadline settles with the work, rejects after the deadline and aborts the signal', async (t) => {
+  t.equal(await withDeadline(async () => 'done', 1000), 'done', 'work that finishes in time');
+  await t.rejects(withDeadline(async () => {
+    throw new Error('provider broke');
+  }, 1000), /provider broke/, 'a rejection passes through');
+  await t.rejects(withDeadline(() => {
+    throw new Error('thrown synchronously');
+  }, 1000), /thrown synchronously/, 'a synchronous throw is a rejection, not an exception');
+
+  let seen: AbortSignal | undefined;
+  const started = performance.now();
+  await t.rejects(withDeadline((signal) => {
+    seen = signal;
+    return new Promise<never>(() => {}); // never settles and ignores the signal
+  }, 50), /no answer within 50 ms/, 'work that never settles is cut off');
+  t.ok(performance.now() - started < 1000, 'cut off at about the deadline');
+  t.equal(seen?.aborted, true, 'the signal was aborted at the deadline');
+
+  const late = withDeadline(() => new Promise<string>((resolve) => setTimeout(() => resolve('late'), 100)), 20);
+  await t.rejects(late, /no answer/, 'an answer after the deadline does not count');
+  // A non-promise result is accepted too (an embedder's provider may be synchronous).
+  t.equal(await withDeadline(() => 'plain' as unknown as Promise<string>, 100), 'plain');
+});
+
+t.test('SOURCES: the built-in http provider GETs {base}{encodeURIComponent(itemId)} and POSTs {base}{item}/requests', async (t) => {
+  const stub = await stubTracker(t);
+  stub.setItem('A/B 1', { title: 'Slash item', extra: true });
+  const provider = httpSourceProvider(stub.base);
+  const signal = new AbortController().signal;
+  t.strictSame(await provider.refresh('A/B 1', signal), { title: 'Slash item', extra: true }, 'the raw JSON comes back');
+  t.equal(stub.requests[0]?.method, 'GET');
+  t.equal(stub.requests[0]?.path, '/items/A%2FB%201', 'the item id is one encoded path segment');
+
+  await t.rejects(provider.refresh('missing', signal), /404/, 'a non-200 answer is a failure');
+  stub.setItem('E', { title: 'x' });
+  stub.failRefresh('E', { kind: 'status', status: 204 });
+  await t.rejects(provider.refresh('E', signal), /204/, 'another 2xx is a failure for refresh');
+  stub.failRefresh('E', { kind: 'invalid-json' });
+  await t.rejects(provider.refresh('E', signal), 'invalid JSON is a failure');
+
+  const published = await provider.publish('E', { title: 'Q', details: null, assistanceKind: 'Question', priority: 'high' }, signal);
+  t.equal(parsePublished(published), stub.refs[0]);
+  t.strictSame(stub.posts('E')[0]?.body, { title: 'Q', details: null, assistanceKind: 'Question', priority: 'high' });
+  stub.failPublish('E', { kind: 'status', status: 500 });
+  await t.rejects(provider.publish('E', { title: 'Q', details: null, assistanceKind: 'Question', priority: 'high' }, signal), /500/);
+
+  const quick = httpSourceProvider(stub.base, { timeoutMs: 100 });
+  stub.failRefresh('E', { kind: 'hang' });
+  const started = performance.now();
+  await t.rejects(quick.refresh('E', signal), 'no answer within its own time-out is a failure');
+  t.ok(performance.now() - started < 1000);
+  const aborted = new AbortController();
+  const pending = provider.refresh('E', aborted.signal);
+  aborted.abort();
+  await t.rejects(pending, 'the caller\'s signal aborts the call');
+});
