@@ -1,19 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
-import { problemResponse } from '../lib/http/problem.js';
-import type { ServiceRequest, ServiceResponse } from '../lib/http/types.js';
+import type { ServiceResponse } from '../lib/http/types.js';
+import { handleSafely, mountedUrl, normalisePrefix, observe, sendsBody, type Handler } from './shared.js';
 
-/** Anything with the service's `handle`. */
-export interface Handler {
-  handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse>;
-}
+export type { Handler } from './shared.js';
 
 /** Options of `toNodeHandler`. */
 export interface NodeHandlerOptions {
   /** Mount path such as `/app`: `/app/api/v1/...` reaches the service as `/api/v1/...`. */
   readonly prefix?: string;
+  /**
+   * Called with each answer just before it is written, for the host's request log: `response.meta`
+   * holds the route template and client id, which are never sent. A throw is ignored.
+   */
+  readonly onResponse?: (response: ServiceResponse, req: IncomingMessage) => void;
 }
 
 /** Options of `createNodeServer`; with `tls` (PEM texts) it serves HTTPS. */
@@ -26,22 +27,12 @@ function declaredLength(req: IncomingMessage): number {
   return value === undefined ? 0 : Number(value);
 }
 
-function mountedUrl(url: string, prefix: string): string {
-  if (prefix === '') return url;
-  if (url === prefix) return '/';
-  const next = url.charAt(prefix.length);
-  if (url.startsWith(prefix) && (next === '/' || next === '?')) {
-    return next === '/' ? url.slice(prefix.length) : `/${url.slice(prefix.length)}`;
-  }
-  // Nothing outside the mount is routable; '/' lets the core answer its own 404.
-  return '/';
-}
-
+// Status, headers and body only: `meta` is for the host, never for the client.
 function write(res: ServerResponse, response: ServiceResponse): void {
   if (res.destroyed) return;
   res.statusCode = response.status;
   for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
-  const body = response.status === 204 || response.status === 304 ? undefined : response.body;
+  const body = sendsBody(response.status) ? response.body : undefined;
   if (body === undefined) {
     res.end();
     return;
@@ -50,44 +41,36 @@ function write(res: ServerResponse, response: ServiceResponse): void {
   res.end(body);
 }
 
-// Only reached if handle() itself breaks its promise never to throw; the answer is the core's own 500.
-function internalError(res: ServerResponse): void {
-  if (res.headersSent || res.destroyed) return;
-  write(res, problemResponse('internal_error', randomUUID().replaceAll('-', '')));
-}
-
 /**
  * A node:http request listener for the service. Bodies over 131072 bytes are not buffered: a
  * declared length over the limit is never read, a streamed one stops at one byte over, and the
  * connection is closed after the 413.
  */
 export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
-  const prefix = (options.prefix ?? '').replace(/\/+$/, '');
-  if (prefix !== '' && !prefix.startsWith('/')) throw new TypeError('toNodeHandler: options.prefix must start with "/"');
+  const prefix = normalisePrefix(options.prefix, 'toNodeHandler');
+  const { onResponse } = options;
 
   return (req, res) => {
     // A client that goes away mid-request must not take the process with it.
     req.on('error', () => req.destroy());
     res.on('error', () => res.destroy());
 
+    const answer = (response: ServiceResponse): void => {
+      observe(onResponse, response, req);
+      // A response already under way (or gone) is left alone.
+      if (res.headersSent) return;
+      write(res, response);
+    };
+
     const dispatch = (body: Buffer | undefined): void => {
-      let result: ServiceResponse | Promise<ServiceResponse>;
-      try {
-        result = service.handle({
-          method: req.method ?? 'GET',
-          url: mountedUrl(req.url ?? '/', prefix),
-          headers: req.headers,
-          body,
-        });
-      } catch {
-        internalError(res);
-        return;
-      }
-      if (result instanceof Promise) {
-        result.then((response) => write(res, response), () => internalError(res));
-      } else {
-        write(res, result);
-      }
+      const result = handleSafely(service, {
+        method: req.method ?? 'GET',
+        url: mountedUrl(req.url ?? '/', prefix),
+        headers: req.headers,
+        body,
+      });
+      if (result instanceof Promise) void result.then(answer);
+      else answer(result);
     };
 
     if (declaredLength(req) > MAX_BODY_BYTES) {

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
 import { SCOPES } from '../lib/auth/scopes.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
+import type { ResponseMeta } from '../lib/http/types.js';
 import type { Db } from '../lib/store/open.js';
 
 // The library (schemas compiled at load, SQLite) is imported only once the command line has been
@@ -19,24 +20,30 @@ Commands:
   serve [--db FILE] [--host H] [--port N] [--fixture FILE] [--source KEY=BASEURL]...
         [--rate-limit N] [--demo] [--tls-cert FILE --tls-key FILE]
       Serve the API; prints "listening on http://HOST:PORT" once it accepts connections,
-      logs one JSON line per request to stderr, stops cleanly on SIGTERM and SIGINT.
+      logs one JSON line per request to stderr, answers GET /healthz, stops cleanly on
+      SIGTERM and SIGINT.
   load FIXTURE [--db FILE]
-      Validate a fixture file and load it (a bad fixture changes nothing).
+      Validate a fixture file and load it (a bad fixture changes nothing). Fixtures upsert
+      by id: this is how organisations, staff, projects, tasks and assignments are managed.
   client create --org ID --name NAME --sponsor STAFF_ID [--resource STAFF_ID]
                 --scope S [--scope S]... [--db FILE]
   client rotate ID [--db FILE]
   client revoke ID [--db FILE]
   client list [--db FILE]
       Manage API clients. A created or rotated token is printed once; only its hash is stored.
+  backup FILE [--db FILE]
+      Write a consistent copy of the database to a new FILE, also while a server is using it.
 
 Options:
   --db FILE             SQLite database (default ./data/worker-task-api.sqlite)  [env WTA_DB]
   --host H              address to bind (default 127.0.0.1)                      [env WTA_HOST]
   --port N              port, 0 for any free one (default 8080)                  [env WTA_PORT]
-  --fixture FILE        load this fixture before serving
-  --source KEY=BASEURL  the built-in http provider for linked items with this providerKey (repeatable)
+  --fixture FILE        load this fixture before serving                         [env WTA_FIXTURE]
+  --source KEY=BASEURL  the built-in http provider for linked items with this providerKey
+                        (repeatable)                   [env WTA_SOURCES=KEY=BASEURL,KEY=BASEURL]
   --rate-limit N        requests per client per 60-second window (default 120)   [env WTA_RATE_LIMIT]
-  --demo                load the bundled demo fixture into an empty database and print how to call it
+  --demo                load the bundled demo fixture into an empty database and print how to
+                        call it                                                  [env WTA_DEMO=1]
   --tls-cert FILE       PEM certificate; with --tls-key, serve HTTPS             [env WTA_TLS_CERT]
   --tls-key FILE        PEM private key                                          [env WTA_TLS_KEY]
   -h, --help            show this help
@@ -78,24 +85,42 @@ function parseId(text: string | undefined, what: string): number {
   return parseInteger(text, what, 1, INT32_MAX);
 }
 
-function parseSources(specs: readonly string[]): Map<string, URL> {
+/** `--source` values, or `WTA_SOURCES` split at commas; `what` names the origin in messages. */
+function parseSources(specs: readonly string[], what = '--source'): Map<string, URL> {
   const sources = new Map<string, URL>();
   for (const spec of specs) {
     const at = spec.indexOf('=');
     const key = at === -1 ? '' : spec.slice(0, at);
     const base = at === -1 ? '' : spec.slice(at + 1);
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(key)) throw new UsageError(`--source must be KEY=BASEURL, got "${spec}"`);
-    if (sources.has(key)) throw new UsageError(`--source ${key} given twice`);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(key)) throw new UsageError(`${what} must be KEY=BASEURL, got "${spec}"`);
+    if (sources.has(key)) throw new UsageError(`${what} ${key} given twice`);
     let url: URL;
     try {
       url = new URL(base);
     } catch {
-      throw new UsageError(`--source ${key}: "${base}" is not an absolute URL`);
+      throw new UsageError(`${what} ${key}: "${base}" is not an absolute URL`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--source ${key}: the base URL must be http or https`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${what} ${key}: the base URL must be http or https`);
     sources.set(key, url);
   }
   return sources;
+}
+
+/** `--source` flags win; otherwise `WTA_SOURCES`, comma-separated `KEY=BASEURL` pairs. */
+function sourceSpecs(flags: readonly string[] | undefined): Map<string, URL> {
+  if (flags !== undefined && flags.length > 0) return parseSources(flags);
+  const fromEnv = env('WTA_SOURCES');
+  if (fromEnv === undefined) return new Map();
+  return parseSources(fromEnv.split(',').map((spec) => spec.trim()).filter((spec) => spec !== ''), 'WTA_SOURCES');
+}
+
+/** A boolean environment setting: 1/true/yes or 0/false/no. */
+function envFlag(name: string): boolean | undefined {
+  const value = env(name);
+  if (value === undefined) return undefined;
+  if (/^(1|true|yes)$/i.test(value)) return true;
+  if (/^(0|false|no)$/i.test(value)) return false;
+  throw new UsageError(`${name} must be 1 or 0 (true or false), got "${value}"`);
 }
 
 /** Opens the database the CLI owns, creating the directory of a file database first. */
@@ -167,7 +192,9 @@ async function serve(args: string[]): Promise<void> {
   const port = parseInteger(values.port ?? env('WTA_PORT') ?? '8080', '--port', 0, 65535);
   const rateLimitText = values['rate-limit'] ?? env('WTA_RATE_LIMIT');
   const rateLimit = rateLimitText === undefined ? undefined : parseInteger(rateLimitText, '--rate-limit', 1, 1e9);
-  const sourceUrls = parseSources(values.source ?? []);
+  const sourceUrls = sourceSpecs(values.source);
+  const fixturePath = values.fixture ?? env('WTA_FIXTURE');
+  const demo = values.demo ?? envFlag('WTA_DEMO') ?? false;
   const certPath = values['tls-cert'] ?? env('WTA_TLS_CERT');
   const keyPath = values['tls-key'] ?? env('WTA_TLS_KEY');
   if ((certPath === undefined) !== (keyPath === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
@@ -176,8 +203,9 @@ async function serve(args: string[]): Promise<void> {
       ? undefined
       : { cert: readPem(certPath, '--tls-cert'), key: readPem(keyPath, '--tls-key') };
 
-  const [{ createNodeServer }, { hashToken }, { loadFixtureFile }, { createService }, { packageFile }, { httpSourceProvider }] = await Promise.all([
+  const [{ createNodeServer }, { withHealthCheck }, { hashToken }, { loadFixtureFile }, { createService }, { packageFile }, { httpSourceProvider }] = await Promise.all([
     import('../adapters/node-http.js'),
+    import('./health.js'),
     import('../lib/auth/token.js'),
     import('../lib/fixtures/load.js'),
     import('../lib/service.js'),
@@ -189,8 +217,8 @@ async function serve(args: string[]): Promise<void> {
   const db = await openDb(values.db);
   let demoToken: string | undefined;
   try {
-    if (values.fixture !== undefined) loadFixtureFile(db, values.fixture);
-    if (values.demo === true) {
+    if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);
+    if (demo) {
       const demoPath = packageFile('fixtures/demo.json');
       // Only an empty database gets the demo, so a restart keeps what the user changed.
       const organisations = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0;
@@ -207,23 +235,32 @@ async function serve(args: string[]): Promise<void> {
     throw error;
   }
 
+  let stopping = false;
   const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });
-  const server = createNodeServer(service, tls === undefined ? {} : { tls });
+  // What the service knows of each request (route template, client id) for its log line; never sent.
+  const metaOf = new WeakMap<IncomingMessage, ResponseMeta>();
+  const server = createNodeServer(withHealthCheck(service, { db, stopping: () => stopping }), {
+    ...(tls === undefined ? {} : { tls }),
+    onResponse: (response, req) => {
+      if (response.meta !== undefined) metaOf.set(req, response.meta);
+    },
+  });
   const scheme = tls === undefined ? 'http' : 'https';
 
+  // One JSON line per answered request: never the path as sent, a token or a body.
   const logRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     res.once('finish', () => {
-      const url = req.url ?? '';
-      const queryAt = url.indexOf('?');
+      const meta = metaOf.get(req);
       const traceId = res.getHeader('x-trace-id');
       err(JSON.stringify({
         time: new Date().toISOString(),
         level: 'info',
         method: req.method,
-        path: queryAt === -1 ? url : url.slice(0, queryAt),
+        route: meta?.route ?? null,
         status: res.statusCode,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
+        clientId: meta?.clientId ?? null,
         traceId: typeof traceId === 'string' ? traceId : null,
       }));
     });
@@ -231,7 +268,6 @@ async function serve(args: string[]): Promise<void> {
   server.on('request', logRequest);
   server.on('checkContinue', logRequest);
 
-  let stopping = false;
   const shutDown = (): void => {
     service.close();
     if (db.open) db.close();
@@ -418,6 +454,27 @@ async function client(args: string[]): Promise<void> {
   }
 }
 
+/** A consistent online copy of the database (see lib/admin/backup.ts), also while serving. */
+async function backup(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: true,
+    options: { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const [target, ...extra] = positionals;
+  if (target === undefined) throw new UsageError('backup needs a target FILE');
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
+  const source = values.db ?? env('WTA_DB') ?? DEFAULT_DB;
+  const { backupDatabase } = await import('../lib/admin/backup.js');
+  const { pages } = await backupDatabase(source, target);
+  out(`backed up ${source} to ${target} (${pages} pages, integrity ok)`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   switch (command) {
@@ -436,6 +493,8 @@ async function main(argv: string[]): Promise<void> {
       return load(args);
     case 'client':
       return client(args);
+    case 'backup':
+      return backup(args);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -1,108 +1,18 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { adminClients } from '../lib/admin/clients.js';
 import { hashToken } from '../lib/auth/token.js';
 import { loadFixtureFile } from '../lib/fixtures/load.js';
 import { createService } from '../lib/service.js';
 import { openDatabase } from '../lib/store/open.js';
 import type { TapTest } from './helpers/api.js';
+import { exited, ROOT, run, serve } from './helpers/cli.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEMO = join(ROOT, 'fixtures', 'demo.json');
 const DEMO_AGENT = 'wta_demo_ada_3f9c2b7e8d1a4c6b';
 const DEMO_DIRECTORY = 'wta_demo_directory_5e1d7a2c9b';
-const LISTENING = /^listening on http:\/\/127\.0\.0\.1:(\d+)$/m;
-
-/**
- * The parent's environment without WTA_* settings (they would change what the CLI does) and
- * without tap's process tracking, which roughly doubles a child's start-up time.
- */
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(WTA_|TAP|_TAPJS_|NODE_OPTIONS$)/.test(name)),
-  );
-}
-
-function start(args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'bin/worker-task-api.ts', ...args], {
-    cwd: ROOT,
-    env: cleanEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-interface Output {
-  stdout: string;
-  stderr: string;
-}
-
-/** Accumulates a child's output and lets a test wait for a pattern in it (no sleeping). */
-function watch(child: ChildProcess): Output & { waitFor(stream: keyof Output, pattern: RegExp): Promise<RegExpExecArray> } {
-  const output: Output = { stdout: '', stderr: '' };
-  const waiters: { stream: keyof Output; pattern: RegExp; resolve(match: RegExpExecArray): void; reject(error: Error): void }[] = [];
-  const check = (): void => {
-    for (const waiter of [...waiters]) {
-      const match = waiter.pattern.exec(output[waiter.stream]);
-      if (match !== null) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(match);
-      }
-    }
-  };
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    output.stdout += chunk;
-    check();
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    output.stderr += chunk;
-    check();
-  });
-  // 'close' comes after the pipes have delivered everything.
-  child.on('close', () => {
-    check();
-    for (const waiter of waiters.splice(0)) {
-      waiter.reject(new Error(`exited before ${waiter.stream} matched ${String(waiter.pattern)}\n${output.stdout}\n${output.stderr}`));
-    }
-  });
-  return Object.assign(output, {
-    waitFor(stream: keyof Output, pattern: RegExp): Promise<RegExpExecArray> {
-      return new Promise<RegExpExecArray>((resolve, reject) => {
-        waiters.push({ stream, pattern, resolve, reject });
-        check();
-      });
-    },
-  });
-}
-
-function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
-    else child.once('close', (code, signal) => resolve({ code, signal }));
-  });
-}
-
-/** Runs a command to completion. */
-async function run(args: readonly string[]): Promise<Output & { code: number | null }> {
-  const child = start(args);
-  const output = watch(child);
-  const { code } = await exited(child);
-  return { code, stdout: output.stdout, stderr: output.stderr };
-}
-
-/** Starts `serve` and resolves once it prints its listening line; killed at teardown. */
-async function serve(tt: TapTest, args: readonly string[]) {
-  const child = start(['serve', '--port', '0', ...args]);
-  tt.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  const output = watch(child);
-  const match = await output.waitFor('stdout', LISTENING);
-  return { child, output, base: `http://127.0.0.1:${match[1] ?? ''}` };
-}
 
 /** A file database holding the demo fixture, loaded in-process. */
 function demoDatabase(tt: TapTest): string {
@@ -143,7 +53,7 @@ t.test('serve prints "listening on http://127.0.0.1:PORT" and answers /api/v1/id
 
   const logged = await output.waitFor('stderr', new RegExp(`^.*"traceId":"${traceId}".*$`, 'm'));
   const entry = JSON.parse(logged[0]) as Record<string, unknown>;
-  tt.match(entry, { level: 'info', method: 'GET', path: '/api/v1/identity', status: 400, traceId });
+  tt.match(entry, { level: 'info', method: 'GET', route: '/api/v1/identity', status: 400, clientId: 100, traceId });
   tt.type(entry['durationMs'], 'number');
   tt.type(entry['time'], 'string');
   tt.notMatch(output.stderr, DEMO_AGENT, 'the request log never contains a token');

@@ -13,9 +13,11 @@ export interface RequestHeaders {
 export function requestHeaders(raw: Readonly<Record<string, HeaderValue>>): RequestHeaders {
   const values = new Map<string, string>();
   for (const name of Object.keys(raw)) {
-    const value = raw[name];
-    if (value === undefined) continue;
-    const text = typeof value === 'string' ? value : value.join(', ');
+    // Typed hosts send strings or string lists; an untyped one may send null (absent) or numbers,
+    // which must fail their header's parser, not crash the pipeline with a 500.
+    const value = raw[name] as unknown;
+    if (value === undefined || value === null) continue;
+    const text = typeof value === 'string' ? value : Array.isArray(value) ? value.map(String).join(', ') : String(value);
     const key = name.toLowerCase();
     const previous = values.get(key);
     values.set(key, previous === undefined ? text : `${previous}, ${text}`);

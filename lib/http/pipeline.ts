@@ -10,7 +10,7 @@ import { requestHeaders, type RequestHeaders } from './headers.js';
 import { BASE_PATH, type OperationSpec } from './operations.js';
 import { problemResponse } from './problem.js';
 import type { Router } from './router.js';
-import type { ServiceRequest, ServiceResponse } from './types.js';
+import type { ResponseMeta, ServiceRequest, ServiceResponse } from './types.js';
 
 /** Where the service reports what it cannot tell the client. */
 export interface Logger {
@@ -71,8 +71,15 @@ export function jsonResponse(status: number, value: unknown, headers?: Record<st
 export function createPipeline(deps: PipelineDependencies): (request: ServiceRequest) => ServiceResponse | Promise<ServiceResponse> {
   const policy = `"default";q=${deps.limiter.limit};w=${Math.round(deps.limiter.windowMs / 1000)}`;
 
-  function finish(response: ServiceResponse, traceId: string, rate: { remaining: number; reset: number } | null): ServiceResponse {
+  function finish(
+    response: ServiceResponse,
+    traceId: string,
+    rate: { remaining: number; reset: number } | null,
+    meta: ResponseMeta,
+  ): ServiceResponse {
     response.headers['x-trace-id'] = traceId;
+    // For the host's request log (route template, client id); adapters never send it.
+    if (meta.route !== undefined || meta.clientId !== undefined) response.meta = { ...meta };
     if (rate !== null) {
       response.headers['ratelimit-policy'] = policy;
       response.headers['ratelimit'] = `"default";r=${rate.remaining};t=${rate.reset}`;
@@ -99,13 +106,16 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       return problemResponse(error.code, traceId, extra);
     }
     const stack = error instanceof Error ? error.stack ?? error.message : String(error);
-    log('error', { traceId, message: 'unexpected error', method: request.method, error: stack });
+    // `request` itself may be what is wrong (an untyped host passing null): reading it must not throw here.
+    const method = typeof request === 'object' && request !== null ? request.method : undefined;
+    log('error', { traceId, message: 'unexpected error', method, error: stack });
     return problemResponse('internal_error', traceId);
   }
 
   return function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
     const traceId = newTraceId();
     let rate: { remaining: number; reset: number } | null = null;
+    const meta: ResponseMeta = {};
     try {
       const headers = requestHeaders(request.headers ?? {});
       const url = typeof request.url === 'string' ? request.url : '';
@@ -118,6 +128,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       if (match === null) throw new ServiceError('route_not_found');
       const operation = match.operations.get(request.method);
       if (operation === undefined) throw new ServiceError('method_not_allowed', request.method, { allow: match.allow });
+      meta.route = BASE_PATH + operation.path;
 
       // 2. Body size, before anything reads the body.
       const declared = Number(headers.get('content-length') ?? 0);
@@ -132,11 +143,12 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
         // everywhere else (only authentication, rate limit and scope are skipped).
         parseQuery(rawQuery, operation);
         readBody(operation.body, request.body, headers, () => undefined);
-        return finish(anonymous(), traceId, null);
+        return finish(anonymous(), traceId, null, meta);
       }
 
       // 3. Authentication.
       const principal = authenticate(headers.get('authorization'), deps.clients);
+      meta.clientId = principal.clientId;
 
       // 4. Rate limit, per client.
       const now = deps.clock.now();
@@ -184,13 +196,13 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       if (result instanceof Promise) {
         const settledRate = rate;
         return result.then(
-          (response) => finish(response, traceId, settledRate),
-          (error: unknown) => finish(failure(error, traceId, request), traceId, settledRate),
+          (response) => finish(response, traceId, settledRate, meta),
+          (error: unknown) => finish(failure(error, traceId, request), traceId, settledRate, meta),
         );
       }
-      return finish(result, traceId, rate);
+      return finish(result, traceId, rate, meta);
     } catch (error) {
-      return finish(failure(error, traceId, request), traceId, rate);
+      return finish(failure(error, traceId, request), traceId, rate, meta);
     }
   };
 }

@@ -12,9 +12,19 @@ export interface ServiceRequest {
   readonly body?: Uint8Array | string | null;
 }
 
+/** Facts about a handled request for the host's own logs; never part of what a client is sent. */
+export interface ResponseMeta {
+  /** The authenticated client, once authentication has passed. */
+  clientId?: number;
+  /** The operation's path template, e.g. `/api/v1/tasks/{id}`, once the operation is known. */
+  route?: string;
+}
+
 /** What `handle()` answers. Header names are lowercase; `body` is absent when there is none. */
 export interface ServiceResponse {
   status: number;
   headers: Record<string, string>;
   body?: string;
+  /** For request logs only: adapters never send it. */
+  meta?: ResponseMeta;
 }

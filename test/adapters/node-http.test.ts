@@ -4,7 +4,8 @@ import type { Server } from 'node:http';
 import { createNodeServer, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
 import type { ServiceRequest, ServiceResponse } from '../../lib/http/types.js';
 import { createService } from '../../lib/service.js';
-import type { TapTest } from '../helpers/api.js';
+import { adaWorld, type TapTest } from '../helpers/api.js';
+import { TOKENS } from '../helpers/fixture.js';
 
 const LIMIT = 131072;
 
@@ -193,4 +194,33 @@ t.test('prefix mounting serves /app/api/v1/openapi.json and nothing outside the 
     tt.equal(response.status, 404, `${outside} is outside the mount`);
     tt.equal(((await response.json()) as Record<string, unknown>)['code'], 'route_not_found');
   }
+});
+
+t.test('onResponse sees the route template and client id; the client is sent neither', async (tt) => {
+  const { service } = adaWorld();
+  tt.teardown(() => service.close());
+  const seen: { meta: unknown; url: string | undefined }[] = [];
+  const { base, port } = await listen(tt, service, {
+    prefix: '/app',
+    onResponse: (response, req) => {
+      seen.push({ meta: response.meta, url: req.url });
+      throw new Error('a broken observer must not cost the answer');
+    },
+  });
+
+  const answer = await raw(port, [
+    `GET /app/api/v1/tasks/1?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKENS.ada}\r\nConnection: close\r\n\r\n`,
+  ]);
+  tt.equal(statusOf(answer), 400, 'an unknown query parameter');
+  tt.notMatch(answer, /tasks\/\{id\}|clientId|"route"|meta/, 'nothing of meta on the wire');
+  const task = await fetch(`${base}/app/api/v1/tasks/1`, { headers: { authorization: `Bearer ${TOKENS.ada}` } });
+  tt.equal(task.status, 200);
+  tt.notMatch([...task.headers].join('\n'), /tasks\/\{id\}/);
+  const unknown = await fetch(`${base}/app/nowhere`);
+  tt.equal(unknown.status, 404);
+  tt.same(seen, [
+    { meta: { route: '/api/v1/tasks/{id}', clientId: 100 }, url: '/app/api/v1/tasks/1?x=1' },
+    { meta: { route: '/api/v1/tasks/{id}', clientId: 100 }, url: '/app/api/v1/tasks/1' },
+    { meta: undefined, url: '/app/nowhere' },
+  ]);
 });

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { problemResponse } from '../lib/http/problem.js';
+import type { ServiceRequest, ServiceResponse } from '../lib/http/types.js';
+
+/** Anything with the service's `handle`. */
+export interface Handler {
+  handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse>;
+}
+
+/** Checks and normalises a mount prefix (`/app/` becomes `/app`, `''` mounts at the root). */
+export function normalisePrefix(prefix: string | undefined, caller: string): string {
+  const normalised = (prefix ?? '').replace(/\/+$/, '');
+  if (normalised !== '' && !normalised.startsWith('/')) throw new TypeError(`${caller}: options.prefix must start with "/"`);
+  return normalised;
+}
+
+/** The path and query as the service sees them: the prefix stripped, `/` for anything outside it. */
+export function mountedUrl(url: string, prefix: string): string {
+  if (prefix === '') return url;
+  if (url === prefix) return '/';
+  const next = url.charAt(prefix.length);
+  if (url.startsWith(prefix) && (next === '/' || next === '?')) {
+    return next === '/' ? url.slice(prefix.length) : `/${url.slice(prefix.length)}`;
+  }
+  // Nothing outside the mount is routable; '/' lets the core answer its own 404.
+  return '/';
+}
+
+/** A 204 or 304 carries no body, whatever the response object says. */
+export function sendsBody(status: number): boolean {
+  return status !== 204 && status !== 304;
+}
+
+/** Only reached if handle() itself breaks its promise never to throw: the core's own 500. */
+export function internalErrorResponse(): ServiceResponse {
+  return problemResponse('internal_error', randomUUID().replaceAll('-', ''));
+}
+
+/** Calls `handle()`, turning a throw or a rejection into the core's 500. */
+export function handleSafely(service: Handler, request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
+  let result: ServiceResponse | Promise<ServiceResponse>;
+  try {
+    result = service.handle(request);
+  } catch {
+    return internalErrorResponse();
+  }
+  return result instanceof Promise ? result.catch(() => internalErrorResponse()) : result;
+}
+
+/** Runs an embedder's observer; its failure must never cost the client its answer. */
+export function observe<T>(callback: ((response: ServiceResponse, request: T) => void) | undefined, response: ServiceResponse, request: T): void {
+  if (callback === undefined) return;
+  try {
+    callback(response, request);
+  } catch {
+    // The embedder's own code; nothing sensible is left to report to.
+  }
+}

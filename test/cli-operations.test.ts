@@ -1,0 +1,294 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { withHealthCheck } from '../bin/health.js';
+import type { ServiceRequest } from '../lib/http/types.js';
+import { loadFixture } from '../lib/fixtures/load.js';
+import { openDatabase } from '../lib/store/open.js';
+import type { TapTest } from './helpers/api.js';
+import { ALL_SCOPES } from './helpers/fixture.js';
+import { exited, run, serve } from './helpers/cli.js';
+
+/**
+ * Operations of the standalone server: request logs, /healthz, backups while serving, the WTA_*
+ * environment, graceful shutdown with a request in flight, and HTTPS.
+ */
+
+const SCOUT = 'wta_test_scout_0123456789abcdef';
+
+/** An organisation of our own: a sponsor, an agent with a client, a plain task and one linked to a tracker. */
+const FIXTURE = {
+  organisations: [{ id: 1, name: 'Northwind' }],
+  staff: [
+    { id: 1, organisationId: 1, name: 'Maria Anders', kind: 'human' },
+    { id: 2, organisationId: 1, name: 'Scout', kind: 'agent' },
+  ],
+  clients: [{ id: 1, organisationId: 1, name: 'scout-bot', token: SCOUT, sponsorId: 1, resourceId: 2, scopes: ALL_SCOPES }],
+  projects: [{ id: 1, organisationId: 1, name: 'Supplier review', priorityName: 'high' }],
+  tasks: [
+    { id: 1, projectId: 1, title: 'Summarise the supplier contracts', sequence: 1, estimatedMinutes: 60, assignees: [{ staffMemberId: 2 }] },
+    { id: 2, projectId: 1, title: 'Answer the tracker item', sequence: 2, estimatedMinutes: 30, assignees: [{ staffMemberId: 2 }],
+      sources: [{ providerKey: 'tracker', itemId: 'T-1' }] },
+  ],
+};
+const AUTH = { authorization: `Bearer ${SCOUT}` };
+
+// `testdir()` empties the directory each time it is called: create it once per test.
+const dirs = new WeakMap<TapTest, string>();
+function dirOf(tt: TapTest): string {
+  let dir = dirs.get(tt);
+  if (dir === undefined) {
+    dir = tt.testdir();
+    dirs.set(tt, dir);
+  }
+  return dir;
+}
+
+function fixtureFile(tt: TapTest): string {
+  const path = join(dirOf(tt), 'northwind.json');
+  writeFileSync(path, JSON.stringify(FIXTURE));
+  return path;
+}
+
+/** A file database holding FIXTURE, loaded in-process. */
+function fixtureDatabase(tt: TapTest): string {
+  const path = join(dirOf(tt), 'ops.sqlite');
+  const { db } = openDatabase(path);
+  loadFixture(db, FIXTURE);
+  db.close();
+  return path;
+}
+
+/** The log line of the request with this trace id. */
+async function logEntry(output: { waitFor(stream: 'stderr', pattern: RegExp): Promise<RegExpExecArray> }, traceId: string) {
+  const line = await output.waitFor('stderr', new RegExp(`^.*"traceId":"${traceId}".*$`, 'm'));
+  return JSON.parse(line[0]) as Record<string, unknown>;
+}
+
+t.jobs = 4;
+
+t.test('request logs carry method, route template, status, duration, client id and traceId, never a token, path or body', async (tt) => {
+  const { output, base } = await serve(tt, ['--db', fixtureDatabase(tt)]);
+
+  const read = await fetch(`${base}/api/v1/tasks/1?secret=query`, { headers: AUTH });
+  tt.equal(read.status, 400);
+  const task = await fetch(`${base}/api/v1/tasks/1`, { headers: AUTH });
+  tt.equal(task.status, 200);
+  const marker = 'a-note-text-that-must-not-be-logged';
+  const note = await fetch(`${base}/api/v1/tasks/1/notes`, {
+    method: 'POST',
+    headers: { ...AUTH, 'content-type': 'application/json', 'if-match': task.headers.get('etag') ?? '' },
+    body: JSON.stringify({ text: marker }),
+  });
+  tt.equal(note.status, 204);
+  const anonymous = await fetch(`${base}/api/v1/identity`, { headers: { authorization: 'Bearer wta_no_such_token_123456' } });
+  tt.equal(anonymous.status, 401);
+  const unknown = await fetch(`${base}/no/such/path`);
+  tt.equal(unknown.status, 404);
+
+  const entries = await Promise.all([read, task, note, anonymous, unknown].map((response) => logEntry(output, response.headers.get('x-trace-id') ?? '')));
+  tt.match(entries[0], { level: 'info', method: 'GET', route: '/api/v1/tasks/{id}', status: 400, clientId: 1 });
+  tt.match(entries[1], { method: 'GET', route: '/api/v1/tasks/{id}', status: 200, clientId: 1 });
+  tt.match(entries[2], { method: 'POST', route: '/api/v1/tasks/{id}/notes', status: 204, clientId: 1 });
+  tt.match(entries[3], { method: 'GET', route: '/api/v1/identity', status: 401, clientId: null }, 'no client before authentication');
+  tt.match(entries[4], { method: 'GET', route: null, status: 404, clientId: null }, 'no route for an unknown path');
+  for (const entry of entries) {
+    tt.same(Object.keys(entry).sort(), ['clientId', 'durationMs', 'level', 'method', 'route', 'status', 'time', 'traceId']);
+    tt.type(entry['durationMs'], 'number');
+  }
+  tt.notMatch(output.stderr, SCOUT, 'no token');
+  tt.notMatch(output.stderr, 'wta_no_such_token', 'not even a wrong one');
+  tt.notMatch(output.stderr, marker, 'no body');
+  tt.notMatch(output.stderr, /secret=query|\/no\/such\/path|\/tasks\/1\b/, 'no path or query as sent');
+});
+
+t.test('GET /healthz answers 200 {"status":"ok"} outside /api/v1, unauthenticated and not rate-limited', async (tt) => {
+  const { output, base } = await serve(tt, ['--db', fixtureDatabase(tt), '--rate-limit', '1']);
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const health = await fetch(`${base}/healthz`);
+    tt.equal(health.status, 200, `attempt ${attempt + 1}`);
+    tt.same(await health.json(), { status: 'ok' });
+    tt.equal(health.headers.get('ratelimit'), null, 'not counted against any client');
+  }
+  const post = await fetch(`${base}/healthz`, { method: 'POST' });
+  tt.equal(post.status, 405);
+  tt.equal(post.headers.get('allow'), 'GET, HEAD');
+  tt.equal((await fetch(`${base}/api/v1/healthz`)).status, 404, 'not part of the API');
+  // The API's own limit still applies: one request per minute.
+  tt.equal((await fetch(`${base}/api/v1/identity`, { headers: AUTH })).status, 200);
+  tt.equal((await fetch(`${base}/api/v1/identity`, { headers: AUTH })).status, 429);
+  await output.waitFor('stderr', /"route":"\/healthz","status":405/);
+});
+
+t.test('the health check answers 503 when the database does not answer, or while stopping', async (tt) => {
+  const { db } = openDatabase(':memory:');
+  let stopping = false;
+  const passed: ServiceRequest[] = [];
+  const handler = withHealthCheck({ handle: (request) => (passed.push(request), { status: 204, headers: {} }) }, { db, stopping: () => stopping });
+  const get = (url: string, method = 'GET') => handler.handle({ method, url, headers: {} });
+
+  tt.match(await get('/healthz'), { status: 200, body: '{"status":"ok"}', headers: { 'content-type': 'application/json' }, meta: { route: '/healthz' } });
+  tt.match(await get('/healthz?probe=1', 'HEAD'), { status: 200 });
+  stopping = true;
+  tt.match(await get('/healthz'), { status: 503, body: '{"status":"unavailable"}' }, 'shutting down');
+  stopping = false;
+  db.close();
+  tt.match(await get('/healthz'), { status: 503, body: '{"status":"unavailable"}' }, 'database closed');
+  await get('/healthzz');
+  await get('/api/v1/identity');
+  tt.same(passed.map((request) => request.url), ['/healthzz', '/api/v1/identity'], 'everything else goes to the service');
+});
+
+t.test('backup FILE makes a consistent copy while the server runs on the same file', async (tt) => {
+  const dbPath = fixtureDatabase(tt);
+  const { base } = await serve(tt, ['--db', dbPath]);
+  // A change the running server holds in its WAL: the copy must include it.
+  const task = await fetch(`${base}/api/v1/tasks/1`, { headers: AUTH });
+  const patched = await fetch(`${base}/api/v1/tasks/1`, {
+    method: 'PATCH',
+    headers: { ...AUTH, 'content-type': 'application/json', 'if-match': task.headers.get('etag') ?? '' },
+    body: JSON.stringify({ status: 'InProgress' }),
+  });
+  tt.equal(patched.status, 204);
+  tt.ok(existsSync(`${dbPath}-wal`), 'the server has the database open in WAL mode');
+
+  const copy = join(dirOf(tt), 'backups', 'copy.sqlite');
+  const result = await run(['backup', copy, '--db', dbPath]);
+  tt.equal(result.code, 0, result.stderr);
+  tt.match(result.stdout, /^backed up .*ops\.sqlite to .*copy\.sqlite \(\d+ pages, integrity ok\)$/m);
+
+  const opened = new Database(copy, { readonly: true, fileMustExist: true });
+  tt.teardown(() => opened.close());
+  tt.equal(opened.pragma('integrity_check', { simple: true }), 'ok', 'PRAGMA integrity_check');
+  tt.equal(opened.pragma('journal_mode', { simple: true }), 'delete', 'the copy is one self-contained file');
+  tt.equal(opened.prepare('SELECT status FROM tasks WHERE id = 1').pluck().get(), 'InProgress', 'it holds the write made through the server');
+  tt.equal(opened.prepare('SELECT count(*) FROM tasks').pluck().get(), 2);
+  tt.equal(opened.prepare('SELECT name FROM api_clients WHERE id = 1').pluck().get(), 'scout-bot');
+  tt.notOk(existsSync(`${copy}-wal`), 'no WAL beside the copy');
+
+  tt.equal((await fetch(`${base}/api/v1/identity`, { headers: AUTH })).status, 200, 'the server carries on');
+
+  const again = await run(['backup', copy, '--db', dbPath]);
+  tt.equal(again.code, 1, 'an existing file is never overwritten');
+  tt.match(again.stderr, /^error: .*copy\.sqlite already exists; back up to a new file$/m);
+  const missing = await run(['backup', join(dirOf(tt), 'other.sqlite'), '--db', join(dirOf(tt), 'none.sqlite')]);
+  tt.equal(missing.code, 1);
+  tt.match(missing.stderr, /^error: no database at /m);
+  tt.notOk(existsSync(join(dirOf(tt), 'none.sqlite')), 'backing up does not create the source');
+  const usage = await run(['backup']);
+  tt.equal(usage.code, 2);
+  tt.match(usage.stderr, /backup needs a target FILE/);
+});
+
+/** A tracker that holds each request until `release()` is called. */
+async function slowTracker(tt: TapTest) {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const seen: string[] = [];
+  let arrived: (url: string) => void = () => undefined;
+  const firstRequest = new Promise<string>((resolve) => {
+    arrived = resolve;
+  });
+  const server = createServer((req: IncomingMessage, res) => {
+    seen.push(req.url ?? '');
+    arrived(req.url ?? '');
+    void released.then(() => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ title: 'Supplier asks for a summary', businessStatus: 'open' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => {
+    release();
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, firstRequest, release };
+}
+
+t.test('WTA_* configure serve; SIGTERM lets a request in flight finish, then closes the database and exits 0', async (tt) => {
+  const tracker = await slowTracker(tt);
+  const dbPath = join(dirOf(tt), 'env.sqlite');
+  const { child, output, base } = await serve(tt, [], {
+    WTA_DB: dbPath,
+    WTA_PORT: '0',
+    WTA_HOST: '127.0.0.1',
+    WTA_FIXTURE: fixtureFile(tt),
+    WTA_SOURCES: ` tracker=${tracker.base}/items/ , other=http://127.0.0.1:9/x/`,
+    WTA_RATE_LIMIT: '5',
+  });
+  tt.ok(existsSync(dbPath), 'WTA_DB');
+  tt.notMatch(output.stderr, /warning/, 'no plain-HTTP warning on loopback');
+
+  // /tasks/available refreshes task 2's tracker item first: the request stays in flight.
+  const inFlight = fetch(`${base}/api/v1/tasks/available`, { headers: AUTH });
+  tt.equal(await tracker.firstRequest, '/items/T-1', 'WTA_SOURCES configured the tracker');
+  child.kill('SIGTERM');
+  await output.waitFor('stderr', /"message":"stopping","signal":"SIGTERM"/);
+  await tt.rejects(fetch(`${base}/healthz`), 'no new connections once stopping');
+  tt.equal(child.exitCode, null, 'still running while the request is in flight');
+
+  tracker.release();
+  const answer = await inFlight;
+  tt.equal(answer.status, 200, 'the request in flight got its answer');
+  tt.same(((await answer.json()) as { id: number }[]).map((task) => task.id), [1, 2], 'WTA_FIXTURE was loaded; the refreshed task is offered');
+  tt.equal(answer.headers.get('ratelimit-policy'), '"default";q=5;w=60', 'WTA_RATE_LIMIT');
+  tt.same(await exited(child), { code: 0, signal: null });
+  tt.notOk(existsSync(`${dbPath}-wal`), 'the database was closed (its WAL checkpointed away)');
+  tt.match(output.stderr, /"route":"\/api\/v1\/tasks\/available","status":200/, 'the request was logged');
+});
+
+t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment values are usage errors', async (tt) => {
+  const { base, output } = await serve(tt, ['--rate-limit', '7'], { WTA_DB: join(dirOf(tt), 'demo.sqlite'), WTA_DEMO: '1', WTA_RATE_LIMIT: '5' });
+  await output.waitFor('stdout', /\/api\/v1\/tasks\/available$/m);
+  const identity = await fetch(`${base}/api/v1/identity`, { headers: { authorization: 'Bearer wta_demo_ada_3f9c2b7e8d1a4c6b' } });
+  tt.equal(identity.status, 200);
+  tt.equal(identity.headers.get('ratelimit-policy'), '"default";q=7;w=60', '--rate-limit wins over WTA_RATE_LIMIT');
+
+  const badDemo = await run(['serve'], { WTA_DEMO: 'maybe' });
+  tt.equal(badDemo.code, 2);
+  tt.match(badDemo.stderr, /WTA_DEMO must be 1 or 0/);
+  const badSources = await run(['serve'], { WTA_SOURCES: 'tracker' });
+  tt.equal(badSources.code, 2);
+  tt.match(badSources.stderr, /WTA_SOURCES must be KEY=BASEURL, got "tracker"/);
+  const badPort = await run(['serve'], { WTA_PORT: 'eighty' });
+  tt.equal(badPort.code, 2);
+  tt.match(badPort.stderr, /--port must be an integer/);
+  const missingFixture = await run(['serve', '--db', join(dirOf(tt), 'x.sqlite')], { WTA_FIXTURE: join(dirOf(tt), 'nope.json') });
+  tt.equal(missingFixture.code, 1);
+});
+
+const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8' });
+t.test('serve --tls-cert/--tls-key (or WTA_TLS_CERT/WTA_TLS_KEY) serves HTTPS, /healthz included', { skip: openssl.status === 0 ? false : 'openssl is not installed' }, async (tt) => {
+  const dir = dirOf(tt);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  const made = spawnSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
+    '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+  ], { encoding: 'utf8' });
+  tt.equal(made.status, 0, made.stderr);
+  const { base, output } = await serve(tt, ['--db', fixtureDatabase(tt), '--host', '127.0.0.1'], { WTA_TLS_CERT: cert, WTA_TLS_KEY: key });
+  tt.match(base, /^https:\/\/127\.0\.0\.1:\d+$/, 'prints an https URL');
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpsRequest(`${base}${path}`, { ca: readFileSync(cert), headers }, (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+  tt.same(await get('/healthz'), { status: 200, body: '{"status":"ok"}' });
+  const identity = await get('/api/v1/identity', AUTH);
+  tt.equal(identity.status, 200);
+  tt.match(JSON.parse(identity.body), { clientName: 'scout-bot' });
+  tt.notMatch(output.stderr, /warning/, 'no plain-HTTP warning');
+});

@@ -1,0 +1,42 @@
+import t from 'tap';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { toFetchHandler } from '../../adapters/fetch.js';
+import { agentFlow, embeddedService, oversizedBodies } from './flow.js';
+
+// The README's fetch example: the fetch adapter behind a minimal fetch-API host (a plain node:http
+// server that turns each request into a `Request`, as Hono's node server does).
+t.test('fetch: the fetch adapter under /tasks-api serves the agent flow and 413s', async (tt) => {
+  const service = embeddedService(tt);
+
+  // --- the example ---
+  const tasksApi = toFetchHandler(service, { prefix: '/tasks-api' });
+  const server = createServer((req, res) => {
+    const headers = new Headers();
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i] ?? '', req.rawHeaders[i + 1] ?? '');
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+      method: req.method ?? 'GET', headers, body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null, duplex: 'half',
+    });
+    tasksApi(request).then(async (response) => {
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    }, () => res.destroy());
+  });
+  // --- end of the example ---
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+
+  await tt.test('the agent flow', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
+  await tt.test('oversized bodies', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));
+  const outside = await fetch(`${origin}/api/v1/openapi.json`);
+  tt.equal(outside.status, 404, 'outside the prefix the core answers 404');
+  tt.match(await outside.json(), { code: 'route_not_found' });
+});

@@ -1,0 +1,111 @@
+import { connect } from 'node:net';
+import { adaWorld, type TapTest } from '../helpers/api.js';
+import { TOKENS } from '../helpers/fixture.js';
+import type { Service } from '../../lib/service.js';
+
+/**
+ * What the embedding examples share: a service over the shared test world (ada-bot, Monday
+ * 16 November 2026 10:00 London), the agent's normal flow over real sockets, and raw-socket
+ * requests for the body limit.
+ */
+
+export const LIMIT = 131072;
+
+/** The service an embedding test mounts; closed with the test. */
+export function embeddedService(tt: TapTest): Service {
+  const { service } = adaWorld();
+  tt.teardown(() => service.close());
+  return service;
+}
+
+/**
+ * Identity, the offer, a read with its ETag, a PATCH with If-Match, and a conditional re-read,
+ * through whatever app serves the API at `base` (e.g. `http://127.0.0.1:PORT/tasks-api/api/v1`).
+ */
+export async function agentFlow(tt: TapTest, base: string): Promise<void> {
+  const auth = { authorization: `Bearer ${TOKENS.ada}` };
+
+  const identity = await fetch(`${base}/identity`, { headers: auth });
+  tt.equal(identity.status, 200, 'identity');
+  tt.match(await identity.json(), { clientId: 100, clientName: 'ada-bot', resource: { id: 10 } });
+  tt.match(identity.headers.get('x-trace-id') ?? '', /^[0-9a-f]{32}$/, 'X-Trace-Id passes through');
+  tt.match(identity.headers.get('ratelimit') ?? '', /^"default";r=\d+;t=\d+$/, 'RateLimit passes through');
+
+  const available = await fetch(`${base}/tasks/available`, { headers: auth });
+  tt.equal(available.status, 200, 'tasks/available');
+  tt.same(((await available.json()) as { id: number }[]).map((task) => task.id), [4, 1, 8, 3], 'the offer, in order');
+
+  const read = await fetch(`${base}/tasks/1`, { headers: auth });
+  tt.equal(read.status, 200, 'GET /tasks/1');
+  const etag = read.headers.get('etag') ?? '';
+  tt.match(etag, /^"task-1-plan-\d+"$/);
+
+  const patched = await fetch(`${base}/tasks/1`, {
+    method: 'PATCH',
+    headers: { ...auth, 'content-type': 'application/json', 'if-match': etag },
+    body: JSON.stringify({ status: 'InProgress' }),
+  });
+  tt.equal(patched.status, 204, 'PATCH with If-Match');
+  tt.equal(await patched.text(), '', 'a 204 has no body');
+  const next = patched.headers.get('etag') ?? '';
+  tt.not(next, etag, 'the write answers with the new ETag');
+
+  const stale = await fetch(`${base}/tasks/1`, {
+    method: 'PATCH',
+    headers: { ...auth, 'content-type': 'application/json', 'if-match': etag },
+    body: JSON.stringify({ status: 'Ready' }),
+  });
+  tt.equal(stale.status, 412, 'the old ETag is stale');
+  tt.equal(stale.headers.get('content-type'), 'application/problem+json');
+  tt.match(await stale.json(), { code: 'stale_update', status: 412 });
+
+  const unchanged = await fetch(`${base}/tasks/1`, { headers: { ...auth, 'if-none-match': next } });
+  tt.equal(unchanged.status, 304, 'conditional re-read');
+  tt.equal(await unchanged.text(), '', 'a 304 has no body');
+
+  const after = await fetch(`${base}/tasks/1`, { headers: auth });
+  tt.match(await after.json(), { id: 1, status: 'InProgress' });
+}
+
+/**
+ * Writes raw bytes and returns everything the server sent until it closed the connection. A
+ * reset after the answer (the server stops reading an oversized body) still counts as closed.
+ */
+export function raw(port: number, chunks: readonly (string | Buffer)[]): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(Buffer.concat(received).toString('latin1')));
+    for (const chunk of chunks) socket.write(chunk);
+  });
+}
+
+export function statusOf(response: string): number {
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
+}
+
+/**
+ * The two oversized bodies at `path` on `port`: a declared Content-Length over the limit with
+ * only the head and a few bytes sent (the answer cannot wait for the rest), and a chunked body
+ * of 147456 bytes. Both must be 413 request_too_large with the connection closed.
+ */
+export async function oversizedBodies(tt: TapTest, port: number, path: string): Promise<void> {
+  const declared = await raw(port, [
+    `PATCH ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 68928}\r\n\r\n{"a":`,
+  ]);
+  tt.equal(statusOf(declared), 413, 'declared Content-Length over the limit: 413 without reading it');
+  tt.match(declared, /"code":"request_too_large"/);
+  tt.match(declared, /\r\nconnection: close\r\n/i, 'the connection is closed after the 413');
+
+  const piece = Buffer.alloc(16384, 0x20);
+  const chunks: (string | Buffer)[] = [
+    `PATCH ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  ];
+  for (let index = 0; index < 9; index += 1) chunks.push(`${piece.length.toString(16)}\r\n`, piece, '\r\n');
+  chunks.push('0\r\n\r\n');
+  const streamed = await raw(port, chunks);
+  tt.equal(statusOf(streamed), 413, 'chunked body over the limit: 413');
+  tt.match(streamed, /"code":"request_too_large"/);
+}

@@ -1,0 +1,30 @@
+import t from 'tap';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { toNodeHandler } from '../../adapters/node-http.js';
+import { agentFlow, embeddedService, oversizedBodies } from './flow.js';
+
+// The README's node:http example: the node adapter under /tasks-api of a plain node:http app.
+t.test('node:http: the node adapter under /tasks-api serves the agent flow, 413s and leaves the app alone', async (tt) => {
+  const service = embeddedService(tt);
+
+  // --- the example ---
+  const tasksApi = toNodeHandler(service, { prefix: '/tasks-api' });
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/tasks-api/')) return tasksApi(req, res);
+    res.end('my app');
+  });
+  // --- end of the example ---
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+
+  await tt.test('the agent flow', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
+  await tt.test('oversized bodies', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));
+  tt.equal(await (await fetch(`${origin}/elsewhere`)).text(), 'my app', "the app's own routes");
+});

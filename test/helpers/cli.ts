@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { TapTest } from './api.js';
+
+/** Spawning the command line from its TypeScript source, for the CLI tests. */
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const LISTENING = /^listening on (https?):\/\/127\.0\.0\.1:(\d+)$/m;
+
+/**
+ * The parent's environment without WTA_* settings (they would change what the CLI does) and
+ * without tap's process tracking, which roughly doubles a child's start-up time; `extra` on top.
+ */
+export function cleanEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  return {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(WTA_|TAP|_TAPJS_|NODE_OPTIONS$)/.test(name))),
+    ...extra,
+  };
+}
+
+export function start(args: readonly string[], env: Readonly<Record<string, string>> = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'bin/worker-task-api.ts', ...args], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+export interface Output {
+  stdout: string;
+  stderr: string;
+}
+
+export type Watched = Output & { waitFor(stream: keyof Output, pattern: RegExp): Promise<RegExpExecArray> };
+
+/** Accumulates a child's output and lets a test wait for a pattern in it (no sleeping). */
+export function watch(child: ChildProcess): Watched {
+  const output: Output = { stdout: '', stderr: '' };
+  const waiters: { stream: keyof Output; pattern: RegExp; resolve(match: RegExpExecArray): void; reject(error: Error): void }[] = [];
+  const check = (): void => {
+    for (const waiter of [...waiters]) {
+      const match = waiter.pattern.exec(output[waiter.stream]);
+      if (match !== null) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(match);
+      }
+    }
+  };
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stdout += chunk;
+    check();
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stderr += chunk;
+    check();
+  });
+  // 'close' comes after the pipes have delivered everything.
+  child.on('close', () => {
+    check();
+    for (const waiter of waiters.splice(0)) {
+      waiter.reject(new Error(`exited before ${waiter.stream} matched ${String(waiter.pattern)}\n${output.stdout}\n${output.stderr}`));
+    }
+  });
+  return Object.assign(output, {
+    waitFor(stream: keyof Output, pattern: RegExp): Promise<RegExpExecArray> {
+      return new Promise<RegExpExecArray>((resolve, reject) => {
+        waiters.push({ stream, pattern, resolve, reject });
+        check();
+      });
+    },
+  });
+}
+
+export function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+/** Runs a command to completion. */
+export async function run(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Output & { code: number | null }> {
+  const child = start(args, env);
+  const output = watch(child);
+  const { code } = await exited(child);
+  return { code, stdout: output.stdout, stderr: output.stderr };
+}
+
+/**
+ * Starts `serve` and resolves once it prints its listening line; killed at teardown. The port is
+ * 0 (any free one) unless `args` or `env` say otherwise.
+ */
+export async function serve(
+  tt: TapTest,
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<{ child: ChildProcess; output: Watched; base: string; port: number }> {
+  const portGiven = args.includes('--port') || env['WTA_PORT'] !== undefined;
+  const child = start(['serve', ...(portGiven ? [] : ['--port', '0']), ...args], env);
+  tt.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const output = watch(child);
+  const match = await output.waitFor('stdout', LISTENING);
+  const port = Number(match[2]);
+  return { child, output, base: `${match[1] ?? 'http'}://127.0.0.1:${port}`, port };
+}

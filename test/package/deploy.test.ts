@@ -1,0 +1,59 @@
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const UNIT = join(ROOT, 'deploy', 'worker-task-api.service');
+
+/** Active `Key=value` lines of the unit by section (comments and blank lines dropped). */
+function unitSettings(text: string): Map<string, Map<string, string[]>> {
+  const sections = new Map<string, Map<string, string[]>>();
+  let current: Map<string, string[]> | undefined;
+  for (const line of text.split('\n').map((raw) => raw.trim())) {
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const header = /^\[(.+)\]$/.exec(line);
+    if (header !== null) {
+      current = new Map();
+      sections.set(header[1] ?? '', current);
+      continue;
+    }
+    const at = line.indexOf('=');
+    if (current === undefined || at === -1) throw new Error(`not a unit line: ${line}`);
+    const key = line.slice(0, at);
+    current.set(key, [...(current.get(key) ?? []), line.slice(at + 1)]);
+  }
+  return sections;
+}
+
+t.test('the systemd unit runs the built server as its own user with a writable data directory only', async (tt) => {
+  const service = unitSettings(readFileSync(UNIT, 'utf8')).get('Service') ?? new Map<string, string[]>();
+  const one = (key: string): string | undefined => service.get(key)?.at(-1);
+  tt.equal(one('User'), 'wta');
+  tt.equal(one('WorkingDirectory'), '/opt/worker-task-api');
+  tt.match(one('ExecStart') ?? '', /^\/\S*node \/opt\/worker-task-api\/dist\/bin\/worker-task-api\.js serve$/, 'the package bin, built');
+  const bin = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['worker-task-api'];
+  tt.equal(bin, 'dist/bin/worker-task-api.js', 'ExecStart names the same file as package.json bin');
+  tt.equal(one('Restart'), 'on-failure');
+  tt.equal(one('NoNewPrivileges'), 'yes');
+  tt.equal(one('ProtectSystem'), 'strict');
+  const environment = new Map((service.get('Environment') ?? []).map((entry) => entry.split('=', 2) as [string, string]));
+  tt.equal(environment.get('WTA_DB'), '/var/lib/worker-task-api/worker-task-api.sqlite');
+  tt.equal(one('ReadWritePaths'), '/var/lib/worker-task-api', 'the database directory is the one writable path');
+  tt.equal(one('StateDirectory'), 'worker-task-api', 'systemd creates it for the service user');
+  tt.equal(one('KillSignal'), 'SIGTERM', 'the signal serve shuts down cleanly on');
+});
+
+const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
+t.test('systemd-analyze verify accepts the unit', { skip: analyze.status === 0 ? false : 'systemd-analyze is not installed' }, async (tt) => {
+  // Verified from a copy so the unit's own directory is not scanned for other units.
+  const copy = join(tt.testdir(), 'worker-task-api.service');
+  copyFileSync(UNIT, copy);
+  const verify = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8' });
+  // Only the unit's own settings count: a host without the wta user or with node elsewhere is not an error.
+  const complaints = `${verify.stdout}${verify.stderr}`
+    .split('\n')
+    .filter((line) => line.includes('worker-task-api.service:') && !/is not executable/.test(line));
+  tt.same(complaints, [], 'no unknown or malformed settings');
+});

@@ -1,0 +1,154 @@
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The package as a user gets it: the three entry points of `exports`, imported by package name
+ * from a project outside this repository (the repository symlinked into its node_modules, as
+ * `npm link` would), their generated types checked by the compiler, nothing else importable,
+ * and what `npm pack` would publish.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/** Every .ts under lib, adapters and bin whose built .js is missing or older than it. */
+function staleOutputs(): string[] {
+  const stale: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const built = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
+        if (!existsSync(built) || statSync(built).mtimeMs < statSync(path).mtimeMs) stale.push(relative(ROOT, path));
+      }
+    }
+  };
+  for (const dir of ['lib', 'adapters', 'bin']) walk(join(ROOT, dir));
+  return stale;
+}
+
+/** Like a user's project: its own directory outside the repository, the package in node_modules. */
+function userProject(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'wta-package-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'node_modules'));
+  symlinkSync(ROOT, join(dir, 'node_modules', 'worker-task-api'), 'dir');
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'my-app', private: true, type: 'module' }));
+  return dir;
+}
+
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(WTA_|TAP|_TAPJS_|NODE_OPTIONS$)/.test(name)));
+}
+
+t.before(() => {
+  // `npm ci` builds dist/ through `prepare`; build here only when it is missing or out of date.
+  const stale = staleOutputs();
+  if (stale.length === 0) return;
+  const build = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
+  if (build.status !== 0) throw new Error(`the build failed (${stale.length} stale outputs, e.g. ${stale[0] ?? ''}):\n${build.stdout}${build.stderr}`);
+});
+
+t.test('a user imports the three entry points by package name, and nothing else', async (tt) => {
+  const dir = userProject();
+  writeFileSync(join(dir, 'check.mjs'), `
+const report = {};
+for (const name of ['worker-task-api', 'worker-task-api/node', 'worker-task-api/fetch']) {
+  report[name] = Object.keys(await import(name)).sort();
+}
+for (const name of [
+  'worker-task-api/lib/service.js', 'worker-task-api/dist/lib/service.js', 'worker-task-api/dist/lib/index.js',
+  'worker-task-api/adapters/shared.js', 'worker-task-api/dist/adapters/shared.js', 'worker-task-api/bin/health.js',
+]) {
+  try {
+    await import(name);
+    report[name] = 'imported';
+  } catch (error) {
+    report[name] = error.code;
+  }
+}
+const { createService } = await import('worker-task-api');
+const { toFetchHandler } = await import('worker-task-api/fetch');
+const { createNodeServer } = await import('worker-task-api/node');
+const service = createService({ db: ':memory:' });
+const response = await toFetchHandler(service, { prefix: '/app' })(new Request('http://localhost/app/api/v1/openapi.json'));
+report.fetchOpenApi = [response.status, (await response.json()).openapi];
+const server = createNodeServer(service);
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const viaNode = await fetch('http://127.0.0.1:' + server.address().port + '/api/v1/identity');
+report.nodeIdentity = viaNode.status;
+server.close();
+server.closeAllConnections();
+service.close();
+console.log(JSON.stringify(report));
+`);
+  const run = spawnSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8', env: cleanEnv() });
+  tt.equal(run.status, 0, run.stderr);
+  const report = JSON.parse(run.stdout) as Record<string, unknown>;
+  tt.same(report['worker-task-api'], [
+    'FixtureError', 'createService', 'httpSourceProvider', 'loadFixture', 'loadFixtureFile', 'manualClock', 'openApiDocument', 'systemClock',
+  ], 'worker-task-api: the documented functions');
+  tt.same(report['worker-task-api/node'], ['createNodeServer', 'toNodeHandler'], 'worker-task-api/node');
+  tt.same(report['worker-task-api/fetch'], ['toFetchHandler'], 'worker-task-api/fetch');
+  for (const internal of [
+    'worker-task-api/lib/service.js', 'worker-task-api/dist/lib/service.js', 'worker-task-api/dist/lib/index.js',
+    'worker-task-api/adapters/shared.js', 'worker-task-api/dist/adapters/shared.js', 'worker-task-api/bin/health.js',
+  ]) {
+    tt.equal(report[internal], 'ERR_PACKAGE_PATH_NOT_EXPORTED', `${internal} is not importable`);
+  }
+  tt.same(report['fetchOpenApi'], [200, '3.0.3'], 'the fetch entry point works');
+  tt.equal(report['nodeIdentity'], 401, 'the node entry point works');
+});
+
+t.test('the generated .d.ts type a user program under NodeNext and strict, and internals have no types', async (tt) => {
+  const dir = userProject();
+  writeFileSync(join(dir, 'consumer.ts'), `
+import type { IncomingMessage, ServerResponse as NodeResponse } from 'node:http';
+import { createService, type Service, type ServiceOptions, type ServiceResponse } from 'worker-task-api';
+import { createNodeServer, toNodeHandler, type NodeHandlerOptions } from 'worker-task-api/node';
+import { toFetchHandler, type FetchHandlerOptions } from 'worker-task-api/fetch';
+
+const options: ServiceOptions = { db: ':memory:', rateLimit: 10 };
+const service: Service = createService(options);
+const nodeOptions: NodeHandlerOptions = { prefix: '/x', onResponse: (response) => response.meta?.route };
+const listener: (req: IncomingMessage, res: NodeResponse) => void = toNodeHandler(service, nodeOptions);
+const fetchOptions: FetchHandlerOptions = { prefix: '/x', onResponse: (response, request) => [response.meta?.clientId, request.url] };
+const handler: (request: Request) => Promise<Response> = toFetchHandler(service, fetchOptions);
+const answer: ServiceResponse | Promise<ServiceResponse> = service.handle({ method: 'GET', url: '/api/v1/identity', headers: {} });
+createNodeServer(service, { tls: { cert: '', key: '' } });
+// @ts-expect-error the prefix is a string
+toFetchHandler(service, { prefix: 1 });
+// @ts-expect-error internals are not exported, so they have no types either
+await import('worker-task-api/lib/service.js');
+export { listener, handler, answer };
+`);
+  const check = spawnSync(process.execPath, [
+    TSC, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2023',
+    '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types'), '--verbatimModuleSyntax', 'consumer.ts',
+  ], { cwd: dir, encoding: 'utf8', env: cleanEnv() });
+  tt.equal(check.status, 0, `tsc: ${check.stdout}${check.stderr}`);
+  for (const entry of ['dist/lib/index.d.ts', 'dist/adapters/node-http.d.ts', 'dist/adapters/fetch.d.ts']) {
+    tt.ok(existsSync(join(ROOT, entry)), `${entry} is generated`);
+  }
+});
+
+t.test('npm pack would publish the built package, the schema, the fixtures and the unit file, and no sources', async (tt) => {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const pack = spawnSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
+  tt.equal(pack.status, 0, pack.stderr);
+  const [manifest] = JSON.parse(pack.stdout) as { files: { path: string }[] }[];
+  const files = (manifest?.files ?? []).map((file) => file.path);
+  for (const expected of [
+    'package.json', 'README.md', 'schema.sql', 'fixtures/demo.json', 'deploy/worker-task-api.service',
+    'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/adapters/node-http.js', 'dist/adapters/node-http.d.ts',
+    'dist/adapters/fetch.js', 'dist/adapters/fetch.d.ts', 'dist/bin/worker-task-api.js',
+  ]) {
+    tt.ok(files.includes(expected), `${expected} is published`);
+  }
+  tt.same(files.filter((file) => /^(lib|adapters|bin|test|bench|dist\/test|dist\/bench)\//.test(file) || /(?<!\.d)\.ts$/.test(file)), [], 'no sources or tests');
+});
