@@ -317,7 +317,11 @@ async function serve(args: string[]): Promise<void> {
   process.on('SIGINT', stop);
 }
 
-async function load(args: string[]): Promise<void> {
+/**
+ * The shape `load` and `backup` share: one FILE argument and `--db`. Answers null after printing
+ * the usage for `--help`.
+ */
+function fileCommand(args: string[], what: string): { file: string; db: string | undefined } | null {
   const { values, positionals } = parseArgs({
     args,
     strict: true,
@@ -326,13 +330,20 @@ async function load(args: string[]): Promise<void> {
   });
   if (values.help === true) {
     process.stdout.write(USAGE);
-    return;
+    return null;
   }
-  const [fixture, ...extra] = positionals;
-  if (fixture === undefined) throw new UsageError('load needs a FIXTURE file');
+  const [file, ...extra] = positionals;
+  if (file === undefined) throw new UsageError(what);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
+  return { file, db: values.db };
+}
+
+async function load(args: string[]): Promise<void> {
+  const command = fileCommand(args, 'load needs a FIXTURE file');
+  if (command === null) return;
+  const fixture = command.file;
   const { loadFixtureFile } = await import('../lib/fixtures/load.js');
-  const db = await openDb(values.db);
+  const db = await openDb(command.db);
   try {
     out(summaryLine(loadFixtureFile(db, fixture)));
   } finally {
@@ -456,20 +467,10 @@ async function client(args: string[]): Promise<void> {
 
 /** A consistent online copy of the database (see lib/admin/backup.ts), also while serving. */
 async function backup(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: true,
-    options: { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
-  if (values.help === true) {
-    process.stdout.write(USAGE);
-    return;
-  }
-  const [target, ...extra] = positionals;
-  if (target === undefined) throw new UsageError('backup needs a target FILE');
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
-  const source = values.db ?? env('WTA_DB') ?? DEFAULT_DB;
+  const command = fileCommand(args, 'backup needs a target FILE');
+  if (command === null) return;
+  const target = command.file;
+  const source = command.db ?? env('WTA_DB') ?? DEFAULT_DB;
   const { backupDatabase } = await import('../lib/admin/backup.js');
   const { pages } = await backupDatabase(source, target);
   out(`backed up ${source} to ${target} (${pages} pages, integrity ok)`);

@@ -1,19 +1,12 @@
 import type { Db } from './open.js';
+import type { TaskRow } from './task-reads.js';
 
-export interface TaskUpdate {
-  id: number;
-  title: string;
-  description: string | null;
-  status: 'Ready' | 'InProgress' | 'Done';
-  sequence: number;
-  estimatedMinutes: number;
-  startedAt: string | null;
-  completedAt: string | null;
-  earliestStart: string | null;
-  releaseDate: string | null;
-  isWaiting: number;
-  resourceMode: 'Independent' | 'Collaboration';
-}
+/** The editable columns of a task, as PATCH writes them back. */
+export type TaskUpdate = Pick<
+  TaskRow,
+  | 'id' | 'title' | 'description' | 'status' | 'sequence' | 'estimatedMinutes' | 'startedAt' | 'completedAt'
+  | 'earliestStart' | 'releaseDate' | 'isWaiting' | 'resourceMode'
+>;
 
 export interface IntervalInsert {
   taskId: number;
