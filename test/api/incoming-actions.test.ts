@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Harness, CallResult } from '../helpers/service.js';
-import { baseFixture, LEASE_11, TOKENS } from '../helpers/fixture.js';
+import { baseFixture, LEASE_11, TOKENS, DESK_TOKENS, withDesks } from '../helpers/fixture.js';
 import { adaWorld, API, etagOf, expectCode, workspaceVersion } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 
@@ -11,9 +11,9 @@ import { expectProblem } from '../helpers/expect-problem.js';
  * desk client; the tests run on Monday 16 November 2026 at 10:00 London (GMT).
  */
 
-const GRACE_TOKEN = 'wta_test_grace_desk';
-const GRACE_READER = 'wta_test_grace_reader';
-const GAIL_TOKEN = 'wta_test_gail_desk';
+const GRACE_TOKEN: string = DESK_TOKENS.grace;
+const GRACE_READER: string = DESK_TOKENS.graceReader;
+const GAIL_TOKEN: string = DESK_TOKENS.gail;
 const MINUTE = 60_000;
 const NOW_UTC = '2026-11-16T10:00:00.000Z';
 const QUOTED_UUID = /^"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"$/;
@@ -22,13 +22,7 @@ type Action = 'start' | 'plan' | 'reassign' | 'complete';
 type Lifecycle = 'floating' | 'planned' | 'inprogress' | 'completed';
 
 function world(): Harness {
-  const fixture = baseFixture();
-  fixture.clients.push(
-    { id: 110, organisationId: 1, name: 'grace-desk', token: GRACE_TOKEN, sponsorId: 11, resourceId: 11, isActive: true, scopes: ['tasks:read', 'tasks:update'] },
-    { id: 112, organisationId: 1, name: 'grace-reader', token: GRACE_READER, sponsorId: 11, resourceId: 11, isActive: true, scopes: ['tasks:read'] },
-    { id: 111, organisationId: 2, name: 'gail-desk', token: GAIL_TOKEN, sponsorId: 21, resourceId: 21, isActive: true, scopes: ['tasks:read', 'tasks:update'] },
-  );
-  return adaWorld({ fixture });
+  return adaWorld({ fixture: withDesks(baseFixture()) });
 }
 
 interface Created {

@@ -98,3 +98,20 @@ export function withTwin(fixture: FixtureShape, scopes: readonly string[]): Fixt
 
 /** Monday 16 November 2026, 10:00 London (GMT). */
 export const TEST_NOW = '2026-11-16T10:00:00.000Z';
+
+/** Clients for the humans' Incoming queues: Grace's desk and reader (organisation 1), Gail's desk (organisation 2). */
+export const DESK_TOKENS = {
+  grace: 'wta_test_grace_desk',
+  graceReader: 'wta_test_grace_reader',
+  gail: 'wta_test_gail_desk',
+} as const;
+
+/** Adds the desk clients of DESK_TOKENS to a fixture. */
+export function withDesks(fixture: FixtureShape): FixtureShape {
+  fixture.clients.push(
+    { id: 110, organisationId: 1, name: 'grace-desk', token: DESK_TOKENS.grace, sponsorId: 11, resourceId: 11, isActive: true, scopes: ['tasks:read', 'tasks:update'] },
+    { id: 112, organisationId: 1, name: 'grace-reader', token: DESK_TOKENS.graceReader, sponsorId: 11, resourceId: 11, isActive: true, scopes: ['tasks:read'] },
+    { id: 111, organisationId: 2, name: 'gail-desk', token: DESK_TOKENS.gail, sponsorId: 21, resourceId: 21, isActive: true, scopes: ['tasks:read', 'tasks:update'] },
+  );
+  return fixture;
+}
