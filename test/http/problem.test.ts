@@ -1,5 +1,5 @@
 import t from 'tap';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { ERROR_CODES } from '../../lib/domain/errors.js';
 import { ERROR_CATALOGUE, PROBLEM_CONTENT_TYPE, problemResponse } from '../../lib/http/problem.js';
 
@@ -7,6 +7,11 @@ import { ERROR_CATALOGUE, PROBLEM_CONTENT_TYPE, problemResponse } from '../../li
 // same statuses.
 
 const SPEC = new URL('../../../shared/spec/assigned-worker-task-api-v1.md', import.meta.url);
+/**
+ * The spec lives beside the repository (`../shared/`), as on the developers' machines and in CI.
+ * A clone without it cannot compare against the spec: those tests say so instead of failing.
+ */
+const SPEC_MISSING = existsSync(SPEC) ? false : `the spec is not at ${SPEC.pathname}`;
 
 /** Parses the `| Status | Codes | Condition |` table of the spec's `## Errors` section. */
 function specErrorTable(): Map<string, Set<number>> {
@@ -35,23 +40,23 @@ function specErrorTable(): Map<string, Set<number>> {
 // (contract 1 step 6 and 11: type, format and bound violations are 400).
 const CHOSEN_STATUS: Readonly<Record<string, number>> = { validation_failed: 400 };
 
-t.test('CATALOGUE: the spec Errors table parses into codes and statuses', async (t) => {
+t.test('CATALOGUE: the spec Errors table parses into codes and statuses', { skip: SPEC_MISSING }, async (t) => {
   const spec = specErrorTable();
   t.ok(spec.size >= 30, `${spec.size} codes`);
   t.same([...spec.get('validation_failed')!].sort(), [400, 422], 'validation_failed is listed under 400 and 422');
   t.same([...spec.get('internal_error')!], [500]);
 });
 
-t.test('CATALOGUE: every code of the spec has a catalogue entry', async (t) => {
+t.test('CATALOGUE: every code of the spec has a catalogue entry', { skip: SPEC_MISSING }, async (t) => {
   for (const code of specErrorTable().keys()) t.ok(Object.hasOwn(ERROR_CATALOGUE, code), `${code} is in the catalogue`);
 });
 
-t.test('CATALOGUE: every catalogue entry is a code of the spec', async (t) => {
+t.test('CATALOGUE: every catalogue entry is a code of the spec', { skip: SPEC_MISSING }, async (t) => {
   const spec = specErrorTable();
   for (const code of Object.keys(ERROR_CATALOGUE)) t.ok(spec.has(code), `${code} is in the spec`);
 });
 
-t.test('CATALOGUE: catalogue statuses agree with the spec', async (t) => {
+t.test('CATALOGUE: catalogue statuses agree with the spec', { skip: SPEC_MISSING }, async (t) => {
   for (const [code, statuses] of specErrorTable()) {
     const entry = ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE];
     if (entry === undefined) continue; // reported by the test above
