@@ -50,7 +50,9 @@ export interface IncomingUpdate {
   revision: string;
 }
 
-export interface NewAssistance {
+/** A new assistance stage and the content of its floating Incoming item. */
+export interface NewAssistance
+  extends Pick<IncomingRow, 'recipientId' | 'title' | 'details' | 'estimatedMinutes' | 'priorityName' | 'requester'> {
   organisationId: number;
   originTaskId: number;
   clientId: number;
@@ -59,12 +61,6 @@ export interface NewAssistance {
   isBlocking: number;
   publishExternally: number;
   now: number;
-  recipientId: number;
-  title: string;
-  details: string | null;
-  estimatedMinutes: number;
-  priorityName: PriorityName;
-  requester: string;
   revision: string;
 }
 
