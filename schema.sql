@@ -1,5 +1,8 @@
 -- worker-task-api: the whole database schema.
--- Applied on every open (every statement is idempotent). Enumerations, keys and uniqueness are
+-- A new database gets this file and is stamped with the latest schema version
+-- (PRAGMA user_version); an older one gets it too (every statement is idempotent, so new tables
+-- and indexes appear) and then the migrations of lib/store/migrations.ts for changes this file
+-- cannot express, such as a new column. Enumerations, keys and uniqueness are
 -- enforced here as the last line of defence behind the request schemas and the domain rules.
 -- Times: columns ending in _utc hold epoch milliseconds (INTEGER); columns ending in _local hold
 -- canonical Europe/London wall times 'YYYY-MM-DDTHH:mm:ss' (TEXT, which sorts chronologically
@@ -248,7 +251,10 @@ CREATE TABLE IF NOT EXISTS source_publications (
   state            TEXT    NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'published', 'failed')),
   attempts         INTEGER NOT NULL DEFAULT 0,
   next_attempt_utc INTEGER,
-  pending_message  TEXT
+  pending_message  TEXT,
+  -- Bumped each time the request is queued again (a follow-up): a send that was already in
+  -- flight then cannot mark the newer content as published.
+  generation       INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS source_publications_by_ref ON source_publications (source_item_id, external_ref);
 

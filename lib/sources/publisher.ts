@@ -45,11 +45,11 @@ export function sourcePublisher(options: PublisherOptions) {
         if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
         const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs));
         if (ref === null) throw new Error('the source answered without a ref');
-        sources.markPublished(publication.stageId, publication.sourceItemId, ref);
+        sources.markPublished(publication.stageId, publication.sourceItemId, ref, publication.generation);
         logger.info?.({ message: 'assistance request published', stageId: publication.stageId, providerKey: publication.providerKey });
       } catch (error) {
         const retryAt = options.now() + retryDelayMs(publication.attempts);
-        sources.markPublishFailed(publication.stageId, retryAt);
+        sources.markPublishFailed(publication.stageId, retryAt, publication.generation);
         logger.error({
           message: 'publishing an assistance request failed; it will be retried',
           stageId: publication.stageId, providerKey: publication.providerKey, attempt: publication.attempts + 1,

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
+import { migrate } from './migrations.js';
 import { packageFile } from './package-files.js';
 
 export type Db = Database.Database;
@@ -23,7 +24,7 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
     handle.pragma('busy_timeout = 5000');
     if (!handle.memory) handle.pragma('journal_mode = WAL');
     handle.pragma('synchronous = FULL');
-    handle.exec(schemaSql());
+    migrate(handle, schemaSql());
   } catch (error) {
     if (owned) handle.close();
     throw error;

@@ -28,6 +28,7 @@ export interface PublicationRow {
   assistanceKind: 'Question' | 'Review' | 'Approval' | 'Action';
   priorityName: 'critical' | 'high' | 'normal' | 'low';
   pendingMessage: string | null;
+  generation: number;
 }
 
 export interface ReplyTarget {
@@ -75,23 +76,25 @@ export function sourceStatements(db: Db) {
   const enqueue = db.prepare<[{ stageId: number; sourceItemId: number; now: number; message: string | null }]>(`
     INSERT INTO source_publications (stage_id, source_item_id, state, attempts, next_attempt_utc, pending_message)
     VALUES (@stageId, @sourceItemId, 'pending', 0, @now, @message)
-    ON CONFLICT (stage_id) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_utc = @now, pending_message = @message`);
+    ON CONFLICT (stage_id) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_utc = @now, pending_message = @message,
+      generation = generation + 1`);
   const due = db.prepare<[number], PublicationRow>(`
     SELECT p.stage_id AS stageId, p.source_item_id AS sourceItemId, si.provider_key AS providerKey, si.item_id AS itemId,
            p.attempts, i.title, i.details, s.assistance_kind AS assistanceKind, i.priority_name AS priorityName,
-           p.pending_message AS pendingMessage
+           p.pending_message AS pendingMessage, p.generation
       FROM source_publications p
       JOIN source_items si ON si.id = p.source_item_id
       JOIN assistance_stages s ON s.id = p.stage_id
       JOIN incoming_items i ON i.stage_id = s.id
      WHERE p.state IN ('pending', 'failed') AND p.next_attempt_utc <= ?
      ORDER BY p.next_attempt_utc, p.stage_id LIMIT 50`);
-  const published = db.prepare<[{ stageId: number; ref: string }]>(
-    "UPDATE source_publications SET state = 'published', external_ref = @ref, attempts = attempts + 1, pending_message = NULL WHERE stage_id = @stageId");
+  // Both outcomes apply only to the generation that was sent: content queued meanwhile stays pending.
+  const published = db.prepare<[{ stageId: number; ref: string; generation: number }]>(
+    "UPDATE source_publications SET state = 'published', external_ref = @ref, attempts = attempts + 1, pending_message = NULL WHERE stage_id = @stageId AND generation = @generation");
   const recordRef = db.prepare<[{ sourceItemId: number; ref: string; stageId: number }]>(
     'INSERT OR IGNORE INTO source_publication_refs (source_item_id, external_ref, stage_id) VALUES (@sourceItemId, @ref, @stageId)');
-  const failed = db.prepare<[{ stageId: number; next: number }]>(
-    "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId");
+  const failed = db.prepare<[{ stageId: number; next: number; generation: number }]>(
+    "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId AND generation = @generation");
   const publication = db.prepare<[number], { stageId: number; sourceItemId: number; externalRef: string | null }>(
     'SELECT stage_id AS stageId, source_item_id AS sourceItemId, external_ref AS externalRef FROM source_publications WHERE stage_id = ?');
   const firstSource = db.prepare<[number], { id: number }>(
@@ -121,11 +124,12 @@ export function sourceStatements(db: Db) {
     /** The publication of an assistance request, if it was to be published (`externalRef` null: not yet taken). */
     publicationOf: (stageId: number) => publication.get(stageId),
     duePublications: (now: number) => due.all(now),
-    markPublished(stageId: number, sourceItemId: number, ref: string): void {
-      published.run({ stageId, ref });
+    /** Records the reference (replies to it count) and, unless re-queued meanwhile, the success. */
+    markPublished(stageId: number, sourceItemId: number, ref: string, generation: number): void {
+      published.run({ stageId, ref, generation });
       recordRef.run({ sourceItemId, ref, stageId });
     },
-    markPublishFailed: (stageId: number, next: number) => failed.run({ stageId, next }),
+    markPublishFailed: (stageId: number, next: number, generation: number) => failed.run({ stageId, next, generation }),
     nextPublicationDue: () => nextDue.get()?.next ?? null,
     /** The task's first linked source item: where its assistance requests are published. */
     firstSourceOf: (taskId: number) => firstSource.get(taskId)?.id,

@@ -1,0 +1,48 @@
+import type { Db } from './open.js';
+
+/**
+ * Schema changes that `schema.sql` (all `CREATE ... IF NOT EXISTS`) cannot make to an existing
+ * database, by the version they bring it to. A database records its version in
+ * `PRAGMA user_version`; one created from the current `schema.sql` starts at the latest.
+ */
+export const MIGRATIONS: readonly { readonly version: number; readonly apply: (db: Db) => void }[] = [
+  // Version 1: the first versioned schema (everything in schema.sql up to here).
+  {
+    version: 2,
+    apply: (db) => addColumnIfMissing(db, 'source_publications', 'generation', 'INTEGER NOT NULL DEFAULT 0'),
+  },
+];
+
+/** Idempotent, because schema.sql may just have created the table with the column already. */
+function addColumnIfMissing(db: Db, table: string, column: string, definition: string): void {
+  const columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[];
+  if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+}
+
+export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, migration) => Math.max(latest, migration.version), 1);
+
+/**
+ * Brings a database to SCHEMA_VERSION in one transaction. `schemaSql` is applied first: on a new
+ * database it is the whole schema; on an older one it adds what is new and harmless.
+ */
+export function migrate(db: Db, schemaSql: string): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new Error(
+      `worker-task-api: the database has schema version ${current}, newer than this release's ${SCHEMA_VERSION}; ` +
+        'run a newer worker-task-api on it',
+    );
+  }
+  if (current === SCHEMA_VERSION) {
+    db.exec(schemaSql);
+    return;
+  }
+  const fresh = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n === 0;
+  db.transaction(() => {
+    db.exec(schemaSql);
+    // A database created before versioning is version 1; a new one already has everything.
+    const from = fresh ? SCHEMA_VERSION : Math.max(current, 1);
+    for (const migration of MIGRATIONS) if (migration.version > from) migration.apply(db);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  })();
+}

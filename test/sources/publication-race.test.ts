@@ -1,0 +1,54 @@
+import t from 'tap';
+import { harness } from '../helpers/service.js';
+import { baseFixture, TOKENS } from '../helpers/fixture.js';
+import { bumpVersion, etagOf, readTask } from '../helpers/api.js';
+import type { PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
+
+t.test('SOURCES: a follow-up queued while the request is still being published is sent after it, not lost', async (t) => {
+  const sent: PublishRequest[] = [];
+  let releaseFirst: (() => void) | undefined;
+  const provider: SourceProvider = {
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: (_itemId, request) => {
+      sent.push(request);
+      if (sent.length === 1) {
+        // The first send hangs until the test lets it finish, as a slow tracker would.
+        return new Promise((resolve) => { releaseFirst = () => resolve({ ref: 'ref-1' }); });
+      }
+      return Promise.resolve({ ref: `ref-${sent.length}` });
+    },
+  };
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'slow', itemId: 'T-1' }];
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { slow: provider } } });
+
+  const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
+    headers: { 'if-match': await etagOf(h, 1) },
+    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
+  });
+  t.equal(created.status, 201);
+  while (releaseFirst === undefined) await new Promise((resolve) => setImmediate(resolve));
+  t.equal(sent.length, 1, 'the first send is in flight');
+
+  // The human answers (as the tracker or the Incoming action would), and the agent follows up.
+  h.db.prepare("UPDATE incoming_items SET response = 'Warm', response_state = 'responded', responded_at_utc = ?").run(h.clock.now());
+  bumpVersion(h);
+  const task = await readTask(h, 1);
+  const request = task.humanRequests[0];
+  const followUp = await h.call('POST', '/api/v1/tasks/1/external-evaluation', {
+    headers: { 'if-match': task.etag, 'idempotency-key': 'follow-1' },
+    body: { decision: 'followup', incomingId: request.incomingId, revision: request.incomingRevision, message: 'And the headline?' },
+  });
+  t.equal(followUp.status, 204, followUp.text);
+
+  releaseFirst();
+  await h.service.idle();
+  t.equal(sent.length, 2, 'the follow-up was sent too');
+  t.match(sent[1]?.details ?? '', /And the headline\?/, 'with its message');
+  t.strictSame(
+    h.db.prepare('SELECT state, external_ref AS ref FROM source_publications').get(),
+    { state: 'published', ref: 'ref-2' },
+    'the publication ends published with the newest reference',
+  );
+  t.equal(h.db.prepare('SELECT count(*) FROM source_publication_refs').pluck().get(), 2, 'replies to either reference find the request');
+});

@@ -1,0 +1,57 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { openDatabase } from '../../lib/store/open.js';
+import { SCHEMA_VERSION } from '../../lib/store/migrations.js';
+
+const version = (db: Database.Database) => db.pragma('user_version', { simple: true }) as number;
+const columns = (db: Database.Database, table: string) =>
+  db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[];
+
+/** The source_publications table as it was before the generation column. */
+const V1_PUBLICATIONS = `CREATE TABLE source_publications (
+  stage_id INTEGER PRIMARY KEY, source_item_id INTEGER NOT NULL, external_ref TEXT,
+  state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, next_attempt_utc INTEGER,
+  pending_message TEXT)`;
+
+t.test('SCHEMA: a new database gets the whole schema and the latest version', async (t) => {
+  const { db } = openDatabase(new Database(':memory:'));
+  t.equal(version(db), SCHEMA_VERSION);
+  t.ok(columns(db, 'source_publications').includes('generation'));
+});
+
+t.test('SCHEMA: reopening a current database changes nothing', async (t) => {
+  const db = new Database(':memory:');
+  openDatabase(db);
+  db.prepare("INSERT INTO organisations (id, name) VALUES (1, 'Acme')").run();
+  openDatabase(db);
+  t.equal(version(db), SCHEMA_VERSION);
+  t.equal(db.prepare('SELECT count(*) FROM organisations').pluck().get(), 1, 'data kept');
+});
+
+t.test('SCHEMA: a version-1 database is migrated: the new column appears and rows survive', async (t) => {
+  const db = new Database(':memory:');
+  db.exec(V1_PUBLICATIONS);
+  db.prepare("INSERT INTO source_publications (stage_id, source_item_id, state) VALUES (5, 1, 'published')").run();
+  db.pragma('user_version = 1');
+  openDatabase(db);
+  t.equal(version(db), SCHEMA_VERSION);
+  t.ok(columns(db, 'source_publications').includes('generation'), 'generation added');
+  t.strictSame(db.prepare('SELECT stage_id, state, generation FROM source_publications').get(), { stage_id: 5, state: 'published', generation: 0 });
+  t.ok(columns(db, 'tasks').length > 0, 'missing tables created');
+});
+
+t.test('SCHEMA: a database from before versioning (version 0, tables present) is brought up to date', async (t) => {
+  const db = new Database(':memory:');
+  db.exec(V1_PUBLICATIONS);
+  openDatabase(db);
+  t.equal(version(db), SCHEMA_VERSION);
+  t.ok(columns(db, 'source_publications').includes('generation'));
+});
+
+t.test('SCHEMA: a database of a newer release is refused with a clear message and left alone', async (t) => {
+  const db = new Database(':memory:');
+  db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+  t.throws(() => openDatabase(db), { message: /newer than this release/ });
+  t.equal(version(db), SCHEMA_VERSION + 1);
+  t.equal(db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get(), 0, 'nothing created');
+});
