@@ -1,9 +1,8 @@
 import t from 'tap';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { toFetchHandler } from '../../adapters/fetch.js';
-import { agentFlow, embeddedService, oversizedBodies } from './flow.js';
+import { agentFlow, embeddedService, oversizedBodies, listenOnLoopback } from './flow.js';
 
 // The README's fetch example: the fetch adapter behind a minimal fetch-API host (a plain node:http
 // server that turns each request into a `Request`, as Hono's node server does).
@@ -26,13 +25,7 @@ t.test('fetch: the fetch adapter under /tasks-api serves the agent flow and 413s
   });
   // --- end of the example ---
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  tt.teardown(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+  const { port, origin } = await listenOnLoopback(tt, server);
 
   await tt.test('the agent flow', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
   await tt.test('oversized bodies', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));

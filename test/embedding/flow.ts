@@ -109,3 +109,14 @@ export async function oversizedBodies(tt: TapTest, port: number, path: string): 
   tt.equal(statusOf(streamed), 413, 'chunked body over the limit: 413');
   tt.match(streamed, /"code":"request_too_large"/);
 }
+
+/** Listens on 127.0.0.1 (a free port), closes at teardown, and answers the port and origin. */
+export async function listenOnLoopback(tt: TapTest, server: import('node:http').Server): Promise<{ port: number; origin: string }> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  return { port, origin: `http://127.0.0.1:${port}` };
+}

@@ -1,8 +1,7 @@
 import t from 'tap';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '../../adapters/node-http.js';
-import { agentFlow, embeddedService, oversizedBodies } from './flow.js';
+import { agentFlow, embeddedService, oversizedBodies, listenOnLoopback } from './flow.js';
 
 // The README's node:http example: the node adapter under /tasks-api of a plain node:http app.
 t.test('node:http: the node adapter under /tasks-api serves the agent flow, 413s and leaves the app alone', async (tt) => {
@@ -16,13 +15,7 @@ t.test('node:http: the node adapter under /tasks-api serves the agent flow, 413s
   });
   // --- end of the example ---
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  tt.teardown(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+  const { port, origin } = await listenOnLoopback(tt, server);
 
   await tt.test('the agent flow', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
   await tt.test('oversized bodies', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));

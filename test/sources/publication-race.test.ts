@@ -39,7 +39,7 @@ t.test('SOURCES: a follow-up queued while the request is still being published i
     headers: { 'if-match': task.etag, 'idempotency-key': 'follow-1' },
     body: { decision: 'followup', incomingId: request.incomingId, revision: request.incomingRevision, message: 'And the headline?' },
   });
-  t.equal(followUp.status, 204, followUp.text);
+  t.equal(followUp.status, 204, followUp.text ?? '');
 
   releaseFirst();
   await h.service.idle();
