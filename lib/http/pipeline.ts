@@ -124,7 +124,10 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       const rawQuery = queryAt === -1 ? '' : url.slice(queryAt + 1);
 
       // 1. Route.
-      const match = path.startsWith(`${BASE_PATH}/`) ? deps.router.find(path.slice(BASE_PATH.length)) : null;
+      // Paths are exact (contract 1): find-my-way would ignore a `#fragment`, which no HTTP client
+      // sends, so a path carrying one is simply unknown.
+      const routable = path.startsWith(`${BASE_PATH}/`) && !path.includes('#');
+      const match = routable ? deps.router.find(path.slice(BASE_PATH.length)) : null;
       if (match === null) throw new ServiceError('route_not_found');
       const operation = match.operations.get(request.method);
       if (operation === undefined) throw new ServiceError('method_not_allowed', request.method, { allow: match.allow });

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { recording } from '../helpers/sockets.js';
 import { toFetchHandler, type Handler } from '../../adapters/fetch.js';
 import type { ServiceRequest, ServiceResponse } from '../../lib/http/types.js';
 import { createService } from '../../lib/service.js';
@@ -8,17 +9,6 @@ import { TOKENS } from '../helpers/fixture.js';
 const LIMIT = 131072;
 const ORIGIN = 'http://host.example';
 
-/** Records what reached handle() and answers from `inner`. */
-function recording(inner: Handler): Handler & { seen: ServiceRequest[] } {
-  const seen: ServiceRequest[] = [];
-  return {
-    seen,
-    handle(request) {
-      seen.push(request);
-      return inner.handle(request);
-    },
-  };
-}
 
 const noContent: Handler = { handle: () => ({ status: 204, headers: {} }) };
 

@@ -1,8 +1,9 @@
 import t from 'tap';
+import { raw, recording } from '../helpers/sockets.js';
 import { connect, type AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createNodeServer, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
-import type { ServiceRequest, ServiceResponse } from '../../lib/http/types.js';
+import type { ServiceResponse } from '../../lib/http/types.js';
 import { createService } from '../../lib/service.js';
 import { adaWorld, type TapTest } from '../helpers/api.js';
 import { TOKENS } from '../helpers/fixture.js';
@@ -24,32 +25,7 @@ async function listen(tt: TapTest, service: Handler, options?: NodeServerOptions
   return { server, base: `http://127.0.0.1:${port}`, port };
 }
 
-/** Records what reached handle() and answers from the real service. */
-function recording(inner: Handler): Handler & { seen: ServiceRequest[] } {
-  const seen: ServiceRequest[] = [];
-  return {
-    seen,
-    handle(request) {
-      seen.push(request);
-      return inner.handle(request);
-    },
-  };
-}
 
-/**
- * Writes raw bytes and returns everything the server sent until it closed the connection. A
- * reset after the answer (the server stops reading an oversized body) still counts as closed.
- */
-function raw(port: number, chunks: readonly (string | Buffer)[]): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    const received: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => received.push(chunk));
-    socket.on('error', () => undefined);
-    socket.on('close', () => resolve(Buffer.concat(received).toString('latin1')));
-    for (const chunk of chunks) socket.write(chunk);
-  });
-}
 
 function statusOf(response: string): number {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);

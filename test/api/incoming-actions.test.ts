@@ -444,3 +444,27 @@ t.test('capacity: a planned item reserves from plannedStart, an in-progress one 
   await act(h, planned.incomingId, 'start');
   t.equal(await suggestion(), '2026-11-16T12:00:00', 'the planned hour started at 11:00 instead of 14:00');
 });
+
+t.test('INCOMING: complete without a response stores none, even after an earlier round had one', async (t) => {
+  const h = world();
+  const { stageId, incomingId } = await ask(h);
+  const complete = async (body: Record<string, unknown>) => {
+    const item = (await h.call('GET', `${API}/incoming?includeAccepted=true`, { token: GRACE_TOKEN })).json
+      .find((entry: { id: number }) => entry.id === incomingId);
+    return h.call('POST', `${API}/incoming/${incomingId}/complete`, {
+      token: GRACE_TOKEN, headers: { 'if-match': item.etag, 'idempotency-key': `c-${Object.keys(body).length}-${Date.now()}` }, body,
+    });
+  };
+  t.equal((await complete({ response: 'First answer' })).status, 204);
+  const task = (await h.call('GET', `${API}/tasks/1`)).json;
+  const revision = task.humanRequests.find((r: { stageId: number }) => r.stageId === stageId).incomingRevision;
+  const reopened = await h.call('POST', `${API}/tasks/1/external-evaluation`, {
+    headers: { 'if-match': task.etag, 'idempotency-key': 'keep-1' },
+    body: { decision: 'keepwaiting', incomingId, revision },
+  });
+  t.equal(reopened.status, 204);
+  t.equal((await complete({})).status, 204);
+  const after = (await h.call('GET', `${API}/human-requests/${stageId}`)).json;
+  t.equal(after.responseState, 'responded');
+  t.equal(after.response, null, 'the old answer is not presented as the new one');
+});

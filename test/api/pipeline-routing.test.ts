@@ -143,3 +143,10 @@ t.test('PIPELINE: GET /openapi.json is anonymous and carries no RateLimit fields
   // An invalid token does not matter to the anonymous operation.
   t.equal((await h.call('GET', '/api/v1/openapi.json', { token: 'garbage' })).status, 200);
 });
+
+t.test('PIPELINE: a path with a #fragment is not the path without it: 404 route_not_found', async (t) => {
+  const h = harness({ defaultToken: TOKENS.ada });
+  for (const url of ['/api/v1/tasks/1#x', '/api/v1/identity#', '/api/v1/tasks/available#top']) {
+    expectProblem(t, await h.call('GET', url), 'route_not_found', url);
+  }
+});

@@ -1,4 +1,6 @@
-import { connect } from 'node:net';
+import { raw } from '../helpers/sockets.js';
+
+export { raw };
 import { adaWorld, type TapTest } from '../helpers/api.js';
 import { TOKENS } from '../helpers/fixture.js';
 import type { Service } from '../../lib/service.js';
@@ -67,20 +69,6 @@ export async function agentFlow(tt: TapTest, base: string): Promise<void> {
   tt.match(await after.json(), { id: 1, status: 'InProgress' });
 }
 
-/**
- * Writes raw bytes and returns everything the server sent until it closed the connection. A
- * reset after the answer (the server stops reading an oversized body) still counts as closed.
- */
-export function raw(port: number, chunks: readonly (string | Buffer)[]): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    const received: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => received.push(chunk));
-    socket.on('error', () => undefined);
-    socket.on('close', () => resolve(Buffer.concat(received).toString('latin1')));
-    for (const chunk of chunks) socket.write(chunk);
-  });
-}
 
 export function statusOf(response: string): number {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);

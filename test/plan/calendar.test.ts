@@ -1,5 +1,6 @@
 import t from 'tap';
-import { workingMinutesBetween, type WeeklyCalendar } from '../../lib/plan/calendar.js';
+import { calendar, EVERY_DAY, minutes, OFFICE, WEEKDAYS } from '../helpers/calendars.js';
+import { workingMinutesBetween } from '../../lib/plan/calendar.js';
 import { ELAPSED_MINUTES_LIMIT, elapsedPlannedMinutes } from '../../lib/plan/remaining.js';
 import { localToEpochMs } from '../../lib/time/london.js';
 
@@ -10,17 +11,8 @@ import { localToEpochMs } from '../../lib/time/london.js';
  */
 
 const at = (local: string): number => localToEpochMs(local);
-const minutes = (clock: string): number => Number(clock.slice(0, 2)) * 60 + Number(clock.slice(3, 5));
 
-/** A calendar with the same intervals on each listed ISO weekday (1 Monday .. 7 Sunday). */
-function calendar(days: number[], intervals: [string, string][]): WeeklyCalendar {
-  const day = intervals.map(([from, to]) => [minutes(from), minutes(to)] as const);
-  return new Map(days.map((weekday) => [weekday, day]));
-}
 
-const WEEKDAYS = [1, 2, 3, 4, 5];
-const EVERY_DAY = [1, 2, 3, 4, 5, 6, 7];
-const OFFICE = calendar(WEEKDAYS, [['09:00', '17:00']]);
 
 t.test('workingMinutesBetween: one working day, whole and in part', async (t) => {
   // Monday 16 November 2026.

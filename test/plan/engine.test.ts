@@ -1,4 +1,5 @@
 import t from 'tap';
+import { calendar, EVERY_DAY, minutes, OFFICE, WEEKDAYS } from '../helpers/calendars.js';
 import type { WeeklyCalendar } from '../../lib/plan/calendar.js';
 import { HORIZON_DAYS, planResource, workingTimeline, type PlanItem, type ResourcePlan } from '../../lib/plan/engine.js';
 import { epochMsToLocal, localToEpochMs } from '../../lib/time/london.js';
@@ -11,18 +12,9 @@ import { epochMsToLocal, localToEpochMs } from '../../lib/time/london.js';
 
 const at = (local: string): number => localToEpochMs(local);
 const local = (instant: number): string => epochMsToLocal(instant);
-const minutes = (clock: string): number => Number(clock.slice(0, 2)) * 60 + Number(clock.slice(3, 5));
 const DAY_MS = 86_400_000;
 
-/** A calendar with the same intervals on each listed ISO weekday (1 Monday .. 7 Sunday). */
-function calendar(days: number[], intervals: [string, string][]): WeeklyCalendar {
-  const day = intervals.map(([from, to]) => [minutes(from), minutes(to)] as const);
-  return new Map(days.map((weekday) => [weekday, day]));
-}
 
-const WEEKDAYS = [1, 2, 3, 4, 5];
-const EVERY_DAY = [1, 2, 3, 4, 5, 6, 7];
-const OFFICE = calendar(WEEKDAYS, [['09:00', '17:00']]);
 const LUNCH = calendar(WEEKDAYS, [['09:00', '12:30'], ['13:30', '17:00']]);
 /** Monday 16 November 2026, 10:00 GMT. */
 const MONDAY_10 = at('2026-11-16T10:00:00');

@@ -108,7 +108,7 @@ export function incomingWork(deps: IncomingDependencies) {
       return commit({ ...incomingUpdate(row), recipientId: input.assigneeId });
     },
 
-    /** Anything but completed to completed; the response (if sent) is stored and awaits evaluation. */
+    /** Anything but completed to completed; the response sent (or none) is stored and awaits evaluation. */
     complete(id: number, input: IncomingCompleteInput, now: number): MutationOutcome {
       const row = existing(id);
       if (row.lifecycle === 'completed') throw new ServiceError('incoming_state_conflict');
@@ -116,7 +116,9 @@ export function incomingWork(deps: IncomingDependencies) {
         ...incomingUpdate(row),
         lifecycle: 'completed',
         completedUtc: now,
-        response: input.response === undefined ? row.response : input.response,
+        // The answer of this completion (none when omitted), never an older one left from before a
+        // keepwaiting: the agent evaluates what the human just said.
+        response: input.response ?? null,
         responseState: 'responded',
         respondedAtUtc: now,
       });
