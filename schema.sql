@@ -291,3 +291,33 @@ CREATE TABLE IF NOT EXISTS source_publication_refs (
   PRIMARY KEY (source_item_id, external_ref)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS source_publications_due ON source_publications (state, next_attempt_utc);
+
+-- Moved on by every change to what authentication reads (triggers below), by any connection, so
+-- the service can keep verified credentials in memory and still see a revocation, a scope change
+-- or a deactivation on the very next request.
+CREATE TABLE IF NOT EXISTS credential_generation (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  generation INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO credential_generation (id, generation) VALUES (1, 0);
+-- New rows need no trigger: a new client has no cached credential, and a new scope row is caught
+-- below; rows that existed before a delete were caught by the delete.
+CREATE TRIGGER IF NOT EXISTS credentials_client_update AFTER UPDATE ON api_clients
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+CREATE TRIGGER IF NOT EXISTS credentials_client_delete AFTER DELETE ON api_clients
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+CREATE TRIGGER IF NOT EXISTS credentials_scope_insert AFTER INSERT ON api_client_scopes
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+CREATE TRIGGER IF NOT EXISTS credentials_scope_update AFTER UPDATE ON api_client_scopes
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+CREATE TRIGGER IF NOT EXISTS credentials_scope_delete AFTER DELETE ON api_client_scopes
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+CREATE TRIGGER IF NOT EXISTS credentials_staff_update AFTER UPDATE OF organisation_id, name, kind, is_active ON staff
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+CREATE TRIGGER IF NOT EXISTS credentials_staff_delete AFTER DELETE ON staff
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+-- Not on workspace_version, which every write moves.
+CREATE TRIGGER IF NOT EXISTS credentials_organisation_update AFTER UPDATE OF name, is_active ON organisations
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+CREATE TRIGGER IF NOT EXISTS credentials_organisation_delete AFTER DELETE ON organisations
+  BEGIN UPDATE credential_generation SET generation = generation + 1; END;

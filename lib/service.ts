@@ -14,7 +14,7 @@ import { createPipeline } from './http/pipeline.js';
 import { Router } from './http/router.js';
 import type { ServiceRequest, ServiceResponse } from './http/types.js';
 import { resolveOptions, type ServiceOptions } from './options.js';
-import { createPlanner } from './plan/planner.js';
+import { createPlanner, PLAN_MAX_AGE_MS } from './plan/planner.js';
 import { remainingMinutesFor } from './plan/remaining.js';
 import type { Allocation } from './domain/tasks/read.js';
 import { planInputStatements } from './store/plan-inputs.js';
@@ -33,6 +33,8 @@ import { sourceStatements, type TaskSourceRow } from './store/sources.js';
 import { sourceRefresher } from './sources/refresher.js';
 import { sourcePublisher } from './sources/publisher.js';
 import { groupCommit } from './store/group-commit.js';
+import { snapshotStatements } from './store/snapshots.js';
+import { ResponseCache } from './http/response-cache.js';
 import { publicationsOf } from './domain/assistance/publications.js';
 
 /** A running service over one database. */
@@ -68,12 +70,13 @@ export function createService(options: ServiceOptions): Service {
   const publications = publicationsOf(sources);
   const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });
   const allocation: Allocation = (principal, now) => {
-    if (principal.resource === null) return () => false;
+    if (principal.resource === null) return { allocated: () => false, validUntil: Number.POSITIVE_INFINITY };
     const plan = planner.planFor(principal.organisationId, principal.resource.id, now);
-    return (row) => plan.placements.has(row.id);
+    return { allocated: (row) => plan.placements.has(row.id), validUntil: plan.computedAt + PLAN_MAX_AGE_MS };
   };
 
   const handlers = operationHandlers({
+    readCache: new ResponseCache(),
     claimSources: {
       refreshTask(taskId, organisationId) {
         const items = sources.ofTasks([taskId]);
@@ -107,6 +110,7 @@ export function createService(options: ServiceOptions): Service {
   const handle = createPipeline({
     router: new Router(OPERATIONS.filter((operation) => handlers.has(operation.operationId) || operation.caller === 'anonymous')),
     clients: clientStatements(db),
+    snapshots: snapshotStatements(db),
     limiter: new FixedWindowRateLimiter(resolved.rateLimit),
     clock: resolved.clock,
     logger: resolved.logger,

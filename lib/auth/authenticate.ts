@@ -18,6 +18,33 @@ export interface Principal {
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
+/** How many verified credentials a service keeps in memory (a full cache starts over). */
+export const CREDENTIAL_CACHE_SIZE = 10_000;
+
+/**
+ * `authenticate` with verified credentials kept in memory, keyed by the token itself so a hit
+ * costs neither the hash nor the query. An entry holds only while the credential generation it
+ * was verified under is current: any change to clients, scopes, staff or organisations, by any
+ * connection, moves the generation, so a revocation takes effect on the next request. Failures
+ * are never cached.
+ */
+export function cachedAuthenticator(clients: ClientStatements, maxEntries = CREDENTIAL_CACHE_SIZE) {
+  const verified = new Map<string, { readonly principal: Principal; readonly generation: number }>();
+  return (authorization: string | undefined, generation: number, cacheable: boolean): Principal => {
+    if (authorization !== undefined) {
+      const hit = verified.get(authorization);
+      if (hit !== undefined && hit.generation === generation) return hit.principal;
+    }
+    const principal = authenticate(authorization, clients);
+    // Not from inside a write transaction: a rollback would move the generation back.
+    if (cacheable && authorization !== undefined) {
+      if (verified.size >= maxEntries) verified.clear();
+      verified.set(authorization, { principal, generation });
+    }
+    return principal;
+  };
+}
+
 /**
  * Resolves `Authorization: Bearer <token>` to a principal. Every failure is the same 401, so a
  * caller cannot learn whether a token exists, is revoked or has an inactive sponsor.

@@ -39,8 +39,8 @@ export function claimUseCases(deps: ClaimDependencies) {
       if (row === undefined) throw new ServiceError('task_not_found');
       if (row.status === 'Done') throw new ServiceError('task_completed');
       if (isBlocked(row)) throw new ServiceError('task_blocked');
-      if (!isRunnable(row, now, deps.allocation(principal, now))) throw new ServiceError('task_not_runnable');
-      if (row.liveClaim === 1) throw new ServiceError('task_claimed');
+      if (!isRunnable(row, now, deps.allocation(principal, now).allocated)) throw new ServiceError('task_not_runnable');
+      if (row.liveClaimExpiresUtc !== null) throw new ServiceError('task_claimed');
     },
 
     claim(principal: Principal, taskId: number, now: number): MutationOutcome {

@@ -7,6 +7,7 @@ import { ServiceError } from '../domain/errors.js';
 import { taskEtag } from '../domain/tasks/view.js';
 import { taskIfMatch } from './preconditions.js';
 import type { MutationOutcome, MutationRunner, WriteRequest } from '../domain/mutations.js';
+import type { ServiceResponse } from './types.js';
 import type { TaskReads } from '../domain/tasks/read.js';
 import type { TaskWrites } from '../domain/tasks/write.js';
 import type {
@@ -15,6 +16,8 @@ import type {
 } from '../schemas/requests.js';
 import { ifNoneMatchHits } from './conditional.js';
 import { jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
+import type { RenderedRead, ResponseCache } from './response-cache.js';
+import type { Timed } from '../domain/tasks/read.js';
 
 /** The linked sources a claim refreshes first (contract 9). */
 export interface ClaimSources {
@@ -37,6 +40,8 @@ function withIfMatchAfterRefresh(request: WriteRequest): WriteRequest {
 }
 
 export interface HandlerDependencies {
+  /** Rendered answers of the task reads (getTask, the offer and waiting lists). */
+  readonly readCache: ResponseCache;
   readonly claimSources: ClaimSources;
   /** Publishes queued assistance requests once their transaction has committed. */
   readonly publisher: { kick(): void };
@@ -49,6 +54,10 @@ export interface HandlerDependencies {
   readonly evaluation: ExternalEvaluation;
 }
 
+const okJson = (rendered: RenderedRead): ServiceResponse => ({
+  status: 200, headers: { 'content-type': 'application/json' }, body: rendered.body,
+});
+
 /**
  * The validated body of a request. The pipeline has checked it against the operation's schema,
  * so the cast only names the type the schema guarantees.
@@ -59,7 +68,39 @@ function bodyOf<T>(context: OperationContext): T {
 
 /** Binds each operation id to its use case. */
 export function operationHandlers(deps: HandlerDependencies): Map<string, OperationHandler> {
-  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources, publisher } = deps;
+  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources, publisher, readCache } = deps;
+
+  /**
+   * A task read answered from the cache when nothing it depends on has changed. Readers whose
+   * answers can differ (resource: remaining time on its calendar; assistance scope: hidden
+   * content) never share an entry. An answer that waited for a source refresh is not stored: the
+   * refresh moved the epoch the request started with.
+   */
+  function cachedRead<T>(context: OperationContext, kind: string, read: () => Timed<T>, etagOf?: (value: T) => string): RenderedRead;
+  function cachedRead<T>(
+    context: OperationContext, kind: string, read: () => Timed<T> | Promise<Timed<T>>,
+  ): RenderedRead | Promise<RenderedRead>;
+  function cachedRead<T>(
+    context: OperationContext,
+    kind: string,
+    read: () => Timed<T> | Promise<Timed<T>>,
+    etagOf?: (value: T) => string,
+  ): RenderedRead | Promise<RenderedRead> {
+    const { principal, epoch, now } = context;
+    const key = `${kind}:${context.id}:${principal.resource?.id ?? 0}:${principal.has('human-requests:read') ? 1 : 0}`;
+    const hit = readCache.get(key, epoch, now);
+    if (hit !== undefined) return hit;
+    const render = ({ value }: Timed<T>): RenderedRead =>
+      etagOf === undefined ? { body: JSON.stringify(value) } : { body: JSON.stringify(value), etag: etagOf(value) };
+    const result = read();
+    if (result instanceof Promise) return result.then(render);
+    const rendered = render(result);
+    if (context.cacheable) readCache.set(key, epoch, now, result.validUntil, rendered);
+    return rendered;
+  }
+
+  const listResponse = (rendered: RenderedRead | Promise<RenderedRead>) =>
+    rendered instanceof Promise ? rendered.then(okJson) : okJson(rendered);
 
   const writeRequest = (context: OperationContext): WriteRequest => ({
     principal: context.principal,
@@ -112,26 +153,15 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
 
   return new Map<string, OperationHandler>([
     ['getIdentity', ({ principal }) => jsonResponse(200, identityView(principal))],
-    [
-      'listAvailableTasks',
-      ({ principal, now }) => {
-        const list = tasks.listAvailable(principal, now);
-        return list instanceof Promise ? list.then((ready) => jsonResponse(200, ready)) : jsonResponse(200, list);
-      },
-    ],
-    [
-      'listWaitingTasks',
-      ({ principal, now }) => {
-        const list = tasks.listWaiting(principal, now);
-        return list instanceof Promise ? list.then((ready) => jsonResponse(200, ready)) : jsonResponse(200, list);
-      },
-    ],
+    ['listAvailableTasks', (c) => listResponse(cachedRead(c, 'available', () => tasks.listAvailable(c.principal, c.now)))],
+    ['listWaitingTasks', (c) => listResponse(cachedRead(c, 'waiting', () => tasks.listWaiting(c.principal, c.now)))],
     [
       'getTask',
-      ({ principal, id, now, headers }) => {
-        const task = tasks.getTask(principal, id, now);
-        if (ifNoneMatchHits(headers.get('if-none-match'), task.etag)) return { status: 304, headers: { etag: task.etag } };
-        return jsonResponse(200, task, { etag: task.etag });
+      (c): ServiceResponse => {
+        const task = cachedRead(c, 'task', () => tasks.getTask(c.principal, c.id, c.now), (view) => view.etag);
+        const etag = task.etag ?? '';
+        if (ifNoneMatchHits(c.headers.get('if-none-match'), etag)) return { status: 304, headers: { etag } };
+        return { status: 200, headers: { etag, 'content-type': 'application/json' }, body: task.body };
       },
     ],
     ['patchTask', write((c) => writes.patch(c.principal, c.id, bodyOf<TaskPatchInput>(c), c.now))],

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { authenticate, type Principal } from '../auth/authenticate.js';
+import { cachedAuthenticator, type Principal } from '../auth/authenticate.js';
 import type { FixedWindowRateLimiter } from '../auth/rate-limit.js';
 import { ServiceError } from '../domain/errors.js';
 import { INT32_MAX } from '../schemas/common.js';
 import type { ClientStatements } from '../store/clients.js';
+import type { ReadEpoch, SnapshotStatements } from '../store/snapshots.js';
 import type { Clock } from '../time/clock.js';
 import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './body.js';
 import { requestHeaders, type RequestHeaders } from './headers.js';
@@ -34,6 +35,10 @@ export interface OperationContext {
   readonly method: string;
   /** The request path without its query (part of idempotency fingerprints). */
   readonly path: string;
+  /** The data the request's synchronous reads see (for cached answers, see ResponseCache). */
+  readonly epoch: ReadEpoch;
+  /** False inside an open write transaction, whose uncommitted rows must not be cached. */
+  readonly cacheable: boolean;
 }
 
 export type OperationHandler = (context: OperationContext) => ServiceResponse | Promise<ServiceResponse>;
@@ -44,6 +49,7 @@ export type TargetCheck = (principal: Principal, id: number) => void;
 export interface PipelineDependencies {
   readonly router: Router;
   readonly clients: ClientStatements;
+  readonly snapshots: SnapshotStatements;
   readonly limiter: FixedWindowRateLimiter;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -53,6 +59,18 @@ export interface PipelineDependencies {
 }
 
 const ID_PATTERN = /^[1-9][0-9]*$/;
+
+/** A request once its operation is known (steps 1 and 2 passed). */
+interface Routed {
+  readonly request: ServiceRequest;
+  readonly operation: OperationSpec;
+  readonly pathId: string | undefined;
+  readonly headers: RequestHeaders;
+  readonly path: string;
+  readonly rawQuery: string;
+  readonly traceId: string;
+  readonly meta: ResponseMeta;
+}
 
 function newTraceId(): string {
   return randomUUID().replaceAll('-', '');
@@ -70,6 +88,7 @@ export function jsonResponse(status: number, value: unknown, headers?: Record<st
  */
 export function createPipeline(deps: PipelineDependencies): (request: ServiceRequest) => ServiceResponse | Promise<ServiceResponse> {
   const policy = `"default";q=${deps.limiter.limit};w=${Math.round(deps.limiter.windowMs / 1000)}`;
+  const authenticate = cachedAuthenticator(deps.clients);
 
   function finish(
     response: ServiceResponse,
@@ -112,9 +131,8 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     return problemResponse('internal_error', traceId);
   }
 
-  return function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
+  function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
     const traceId = newTraceId();
-    let rate: { remaining: number; reset: number } | null = null;
     const meta: ResponseMeta = {};
     try {
       const headers = requestHeaders(request.headers ?? {});
@@ -149,8 +167,24 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
         return finish(anonymous(), traceId, null, meta);
       }
 
+      const routed: Routed = { request, operation, pathId: match.id, headers, path, rawQuery, traceId, meta };
+      // Reads run in one read transaction: one consistent snapshot, one round of WAL locking.
+      return operation.method === 'GET' ? deps.snapshots.within(() => authorised(routed)) : authorised(routed);
+    } catch (error) {
+      return finish(failure(error, traceId, request), traceId, null, meta);
+    }
+  }
+
+  /** Steps 3 to the end, for operations that need a client. */
+  function authorised(routed: Routed): ServiceResponse | Promise<ServiceResponse> {
+    const { request, operation, pathId, headers, path, rawQuery, traceId, meta } = routed;
+    let rate: { remaining: number; reset: number } | null = null;
+    try {
+      const epoch = deps.snapshots.epoch();
+      const cacheable = deps.snapshots.committedOnly;
+
       // 3. Authentication.
-      const principal = authenticate(headers.get('authorization'), deps.clients);
+      const principal = authenticate(headers.get('authorization'), epoch.credentials, cacheable);
       meta.clientId = principal.clientId;
 
       // 4. Rate limit, per client.
@@ -171,11 +205,11 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
 
       // 6. Request shape: path id, query, media type, JSON body.
       let id = 0;
-      if (match.id !== undefined) {
-        if (!ID_PATTERN.test(match.id) || match.id.length > 10 || Number(match.id) > INT32_MAX) {
+      if (pathId !== undefined) {
+        if (!ID_PATTERN.test(pathId) || pathId.length > 10 || Number(pathId) > INT32_MAX) {
           throw new ServiceError('validation_failed', 'path id');
         }
-        id = Number(match.id);
+        id = Number(pathId);
       }
       const query = parseQuery(rawQuery, operation);
       const body = readBody(operation.body, request.body, headers, (detail) =>
@@ -194,7 +228,9 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
 
       const handler = deps.handlers.get(operation.operationId);
       if (handler === undefined) throw new ServiceError('route_not_found');
-      const context: OperationContext = { traceId, now, principal, id, query, body, headers, operation, method: request.method, path };
+      const context: OperationContext = {
+        traceId, now, principal, id, query, body, headers, operation, method: request.method, path, epoch, cacheable,
+      };
       const result = handler(context);
       if (result instanceof Promise) {
         const settledRate = rate;
@@ -207,7 +243,9 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     } catch (error) {
       return finish(failure(error, traceId, request), traceId, rate, meta);
     }
-  };
+  }
+
+  return handle;
 }
 
 /** Unknown or repeated query parameters are 400; booleans are exactly `true` or `false`. */

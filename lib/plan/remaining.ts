@@ -15,8 +15,23 @@ export const ELAPSED_MINUTES_LIMIT = 1_000_001;
  * in whole minutes, at most ELAPSED_MINUTES_LIMIT; 0 when the task has not started.
  */
 export function elapsedPlannedMinutes(calendar: WeeklyCalendar, startedAt: string | null, now: number): number {
-  if (startedAt === null) return 0;
-  return Math.floor(workingMinutesBetween(calendar, localToEpochMs(startedAt), now, ELAPSED_MINUTES_LIMIT));
+  return elapsedUntilChange(calendar, startedAt, now).minutes;
+}
+
+/**
+ * `elapsedPlannedMinutes`, and the instant before which it certainly stays the same. Working
+ * time grows at most as fast as wall time times the most intervals a day has (they never overlap
+ * in a valid calendar, so normally at wall speed): the answer cannot reach the next whole minute
+ * sooner than that. Past the limit it never changes.
+ */
+export function elapsedUntilChange(calendar: WeeklyCalendar, startedAt: string | null, now: number): { minutes: number; until: number } {
+  if (startedAt === null) return { minutes: 0, until: Number.POSITIVE_INFINITY };
+  const exact = workingMinutesBetween(calendar, localToEpochMs(startedAt), now, ELAPSED_MINUTES_LIMIT);
+  const minutes = Math.floor(exact);
+  if (minutes >= ELAPSED_MINUTES_LIMIT) return { minutes, until: Number.POSITIVE_INFINITY };
+  let rate = 1;
+  for (const intervals of calendar.values()) rate = Math.max(rate, intervals.length);
+  return { minutes, until: now + Math.max(1, Math.floor(((minutes + 1 - exact) * 60_000) / rate)) };
 }
 
 /** The fields of a task that remaining time depends on. */
@@ -48,6 +63,7 @@ export function remainingMinutesFor(calendars: CalendarStatements, resourceId: n
   const calendarByStaff = new Map<number, WeeklyCalendar>();
   let pending: readonly number[] = [];
   const elapsed = new Map<string, number>();
+  let validUntil = Number.POSITIVE_INFINITY;
   const elapsedOf = (row: TaskRow, staffId: number): number => {
     const key = `${row.id}:${staffId}`;
     let minutes = elapsed.get(key);
@@ -65,7 +81,9 @@ export function remainingMinutesFor(calendars: CalendarStatements, resourceId: n
           calendar = calendars.calendarOf(staffId);
           calendarByStaff.set(staffId, calendar);
         }
-        minutes = elapsedPlannedMinutes(calendar, row.startedAt, now);
+        const timed = elapsedUntilChange(calendar, row.startedAt, now);
+        minutes = timed.minutes;
+        validUntil = Math.min(validUntil, timed.until);
       }
       elapsed.set(key, minutes);
     }
@@ -78,5 +96,6 @@ export function remainingMinutesFor(calendars: CalendarStatements, resourceId: n
     prepare(staffMemberIds) {
       pending = staffMemberIds.filter((staffId) => !calendarByStaff.has(staffId));
     },
+    validUntil: () => validUntil,
   };
 }

@@ -25,7 +25,8 @@ export interface TaskRow {
   projectActive: number;
   unmetPrerequisites: number;
   humanBlocker: number;
-  liveClaim: number;
+  /** When the task's live lease expires; null without one. */
+  liveClaimExpiresUtc: number | null;
   /** The organisation's workspace version, read with the task so the ETag costs no query. */
   workspaceVersion: number;
   /** Which child collections the task has (each 0 or 1): empty ones are not queried. */
@@ -109,7 +110,8 @@ const TASK_COLUMNS = `
            WHERE d.task_id = t.id AND pre.status <> 'Done') AS unmetPrerequisites,
   EXISTS (SELECT 1 FROM assistance_stages s JOIN incoming_items i ON i.stage_id = s.id
            WHERE s.origin_task_id = t.id AND s.is_blocking = 1 AND i.response_state <> 'resolved') AS humanBlocker,
-  EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.released_utc IS NULL AND c.expires_utc > @now) AS liveClaim,
+  (SELECT max(c.expires_utc) FROM claims c
+    WHERE c.task_id = t.id AND c.released_utc IS NULL AND c.expires_utc > @now) AS liveClaimExpiresUtc,
   (SELECT o.workspace_version FROM organisations o WHERE o.id = t.organisation_id) AS workspaceVersion,
   EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id) AS hasDependencies,
   EXISTS (SELECT 1 FROM actual_intervals ai WHERE ai.task_id = t.id) AS hasIntervals,

@@ -4,11 +4,21 @@ import type { OrganisationStatements } from '../../store/organisations.js';
 import type { TaskSourceRow } from '../../store/sources.js';
 import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
-import { isBlocked, isRunnable } from './state.js';
+import { arrivesAfter, isBlocked, isRunnable } from './state.js';
 import { buildTaskViews, type RemainingMinutes } from './view.js';
 
-/** For a caller at an instant: does the scheduler allocate this task (contract 5)? */
-export type Allocation = (principal: Principal, now: number) => (row: TaskRow) => boolean;
+/** For a caller at an instant: which tasks the scheduler allocates (contract 5), and until when. */
+export type Allocation = (principal: Principal, now: number) => {
+  readonly allocated: (row: TaskRow) => boolean;
+  /** The plan behind the answer is replaced at this instant at the latest. */
+  readonly validUntil: number;
+};
+
+/** A read answer and the instant from which it may differ even if no data changes. */
+export interface Timed<T> {
+  readonly value: T;
+  readonly validUntil: number;
+}
 
 /** Linked sources as the offer list needs them (contract 9). */
 export interface OfferSources {
@@ -34,14 +44,27 @@ export interface TaskReadDependencies {
 export function taskReads(deps: TaskReadDependencies) {
   const { reads, organisations } = deps;
 
-  function views(principal: Principal, rows: readonly TaskRow[], includeNotes: boolean, now: number): TaskView[] {
-    return buildTaskViews(rows, reads, {
+  /** Views of `rows`, valid until `until` or until elapsed time changes a remaining figure. */
+  function views(principal: Principal, rows: readonly TaskRow[], includeNotes: boolean, now: number, until: number): Timed<TaskView[]> {
+    const remaining = deps.remaining(resourceId(principal), now);
+    const value = buildTaskViews(rows, reads, {
       principal,
       workspaceVersion: rows[0]?.workspaceVersion ?? organisations.workspaceVersion(principal.organisationId),
       includeNotes,
-      remaining: deps.remaining(resourceId(principal), now),
+      remaining,
     });
+    return { value, validUntil: Math.min(until, remaining.validUntil()) };
   }
+
+  /** When the oldest of these items becomes too old to offer without a refresh. */
+  function freshUntil(items: readonly TaskSourceRow[]): number {
+    let until = Number.POSITIVE_INFINITY;
+    for (const item of items) if (item.lastAttemptUtc !== null) until = Math.min(until, item.lastAttemptUtc + deps.sources.maxAgeMs);
+    return until;
+  }
+
+  const isStale = (now: number) => (item: TaskSourceRow) =>
+    item.lastAttemptUtc === null || now - item.lastAttemptUtc >= deps.sources.maxAgeMs;
 
   function resourceId(principal: Principal): number {
     if (principal.resource === null) throw new ServiceError('permission_denied', 'identity-only client');
@@ -50,12 +73,12 @@ export function taskReads(deps: TaskReadDependencies) {
 
   return {
     /** The full task with notes; ownership was checked by the pipeline. */
-    getTask(principal: Principal, taskId: number, now: number): TaskView {
+    getTask(principal: Principal, taskId: number, now: number): Timed<TaskView> {
       const row = reads.task(taskId, now);
       if (row === undefined) throw new ServiceError('task_not_found');
-      const [view] = views(principal, [row], true, now);
+      const { value: [view], validUntil } = views(principal, [row], true, now, Number.POSITIVE_INFINITY);
       if (view === undefined) throw new ServiceError('task_not_found');
-      return view;
+      return { value: view, validUntil };
     },
 
     /**
@@ -63,32 +86,45 @@ export function taskReads(deps: TaskReadDependencies) {
      * refreshed successfully within the last `maxAgeMs` (refreshing the stale ones first, which
      * is the only time this read waits for I/O). A source that fails omits its task.
      */
-    listAvailable(principal: Principal, now: number): TaskView[] | Promise<TaskView[]> {
-      const offer = (): { rows: TaskRow[]; stale: TaskSourceRow[] } => {
-        const allocated = deps.allocation(principal, now);
-        const candidates = reads.unfinishedForResource(resourceId(principal), now)
-          .filter((row) => row.liveClaim !== 1 && isRunnable(row, now, allocated));
+    listAvailable(principal: Principal, now: number): Timed<TaskView[]> | Promise<Timed<TaskView[]>> {
+      const offer = (): { rows: TaskRow[]; stale: TaskSourceRow[]; until: number } => {
+        const plan = deps.allocation(principal, now);
+        let until = plan.validUntil;
+        const candidates = reads.unfinishedForResource(resourceId(principal), now).filter((row) => {
+          // Time alone changes the offer when a lease expires or a start or release date arrives.
+          if (row.liveClaimExpiresUtc !== null) until = Math.min(until, row.liveClaimExpiresUtc);
+          until = Math.min(until, arrivesAfter(row.earliestStart, now), arrivesAfter(row.releaseDate, now));
+          return row.liveClaimExpiresUtc === null && isRunnable(row, now, plan.allocated);
+        });
         const items = candidates.length === 0 ? [] : deps.sources.itemsOf(candidates.map((row) => row.id));
-        const stale = items.filter((item) => item.lastAttemptUtc === null || now - item.lastAttemptUtc >= deps.sources.maxAgeMs);
+        const stale = items.filter(isStale(now));
         const unavailable = new Set(items.filter((item) => item.isAvailable !== 1).map((item) => item.taskId));
-        return { rows: candidates.filter((row) => !unavailable.has(row.id)), stale };
+        until = Math.min(until, freshUntil(items));
+        return { rows: candidates.filter((row) => !unavailable.has(row.id)), stale, until };
       };
       const first = offer();
-      if (first.stale.length === 0) return views(principal, first.rows, false, now);
-      return deps.sources.refresh(first.stale).then(() => views(principal, offer().rows, false, now));
+      if (first.stale.length === 0) return views(principal, first.rows, false, now, first.until);
+      return deps.sources.refresh(first.stale).then(() => {
+        const second = offer();
+        return views(principal, second.rows, false, now, second.until);
+      });
     },
 
     /**
      * Contract 5: assigned, not Done, blocked. Workers poll this list for replies, so stale
      * linked sources are refreshed first (as for offers); a failing source hides nothing here.
      */
-    listWaiting(principal: Principal, now: number): TaskView[] | Promise<TaskView[]> {
+    listWaiting(principal: Principal, now: number): Timed<TaskView[]> | Promise<Timed<TaskView[]>> {
       const waiting = () => reads.unfinishedForResource(resourceId(principal), now).filter(isBlocked);
       const rows = waiting();
       const items = rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id));
-      const stale = items.filter((item) => item.lastAttemptUtc === null || now - item.lastAttemptUtc >= deps.sources.maxAgeMs);
-      if (stale.length === 0) return views(principal, rows, false, now);
-      return deps.sources.refresh(stale).then(() => views(principal, waiting(), false, now));
+      const stale = items.filter(isStale(now));
+      if (stale.length === 0) return views(principal, rows, false, now, freshUntil(items));
+      return deps.sources.refresh(stale).then(() => {
+        const again = waiting();
+        const refreshed = again.length === 0 ? [] : deps.sources.itemsOf(again.map((row) => row.id));
+        return views(principal, again, false, now, freshUntil(refreshed));
+      });
     },
   };
 }

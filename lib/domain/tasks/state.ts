@@ -21,6 +21,13 @@ function notYet(local: string | null, now: number): boolean {
   return local !== null && localToEpochMs(local) > now;
 }
 
+/** The instant a planning wall time arrives, if that is still to come; otherwise never. */
+export function arrivesAfter(local: string | null, now: number): number {
+  if (local === null) return Number.POSITIVE_INFINITY;
+  const at = localToEpochMs(local);
+  return at > now ? at : Number.POSITIVE_INFINITY;
+}
+
 /**
  * Contract 5, runnable: not Done, not blocked, project active, earliestStart and releaseDate not
  * after now, and a current scheduler allocation or a zero estimate (reconciliation work).

@@ -89,6 +89,8 @@ export interface RemainingMinutes {
   assignee(row: TaskRow, staffMemberId: number, assigneeEstimate: number | null, assigneeCount: number): number;
   /** Loads, in one go, what `assignee` needs for these staff members (no read per task). */
   prepare(staffMemberIds: readonly number[]): void;
+  /** The earliest instant at which an answer given so far may change (elapsed time grows). */
+  validUntil(): number;
 }
 
 export interface ViewOptions {
