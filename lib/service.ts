@@ -5,7 +5,7 @@ import { incomingWork } from './domain/assistance/incoming.js';
 import { assistanceRequests } from './domain/assistance/requests.js';
 import { claimUseCases } from './domain/claims.js';
 import { mutationRunner } from './domain/mutations.js';
-import { assertTaskOwned } from './domain/tasks/access.js';
+import { assertTaskOwned, type TaskAccess } from './domain/tasks/access.js';
 import { taskReads } from './domain/tasks/read.js';
 import { taskWrites } from './domain/tasks/write.js';
 import { operationHandlers } from './http/handlers.js';
@@ -33,7 +33,7 @@ import { sourceStatements, type TaskSourceRow } from './store/sources.js';
 import { sourceRefresher } from './sources/refresher.js';
 import { sourcePublisher } from './sources/publisher.js';
 import { groupCommit } from './store/group-commit.js';
-import { snapshotStatements } from './store/snapshots.js';
+import { EpochMemo, snapshotStatements } from './store/snapshots.js';
 import { ResponseCache } from './http/response-cache.js';
 import { publicationsOf } from './domain/assistance/publications.js';
 
@@ -75,8 +75,11 @@ export function createService(options: ServiceOptions): Service {
     return { allocated: (row) => plan.placements.has(row.id), validUntil: plan.computedAt + PLAN_MAX_AGE_MS };
   };
 
+  const snapshots = snapshotStatements(db);
+  const taskAccess = new EpochMemo<TaskAccess | null>();
   const handlers = operationHandlers({
     readCache: new ResponseCache(),
+    snapshots,
     claimSources: {
       refreshTask(taskId, organisationId) {
         const items = sources.ofTasks([taskId]);
@@ -110,7 +113,7 @@ export function createService(options: ServiceOptions): Service {
   const handle = createPipeline({
     router: new Router(OPERATIONS.filter((operation) => handlers.has(operation.operationId) || operation.caller === 'anonymous')),
     clients: clientStatements(db),
-    snapshots: snapshotStatements(db),
+    snapshots,
     limiter: new FixedWindowRateLimiter(resolved.rateLimit),
     clock: resolved.clock,
     logger: resolved.logger,
@@ -119,7 +122,7 @@ export function createService(options: ServiceOptions): Service {
       ['getOpenApi', () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: openApiText() })],
     ]),
     targetChecks: {
-      task: (principal, id) => assertTaskOwned(principal, id, reads),
+      task: (principal, id, read) => assertTaskOwned(principal, id, reads, { memo: taskAccess, ...read }),
       'assistance-stage': (principal, id) => assertStageVisible(principal, id, assistance),
       incoming: (principal, id) => assertIncomingAddressed(principal, id, assistance),
     },

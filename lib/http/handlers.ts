@@ -18,6 +18,7 @@ import { ifNoneMatchHits } from './conditional.js';
 import { jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
 import type { RenderedRead, ResponseCache } from './response-cache.js';
 import type { Timed } from '../domain/tasks/read.js';
+import type { SnapshotStatements } from '../store/snapshots.js';
 
 /** The linked sources a claim refreshes first (contract 9). */
 export interface ClaimSources {
@@ -42,6 +43,8 @@ function withIfMatchAfterRefresh(request: WriteRequest): WriteRequest {
 export interface HandlerDependencies {
   /** Rendered answers of the task reads (getTask, the offer and waiting lists). */
   readonly readCache: ResponseCache;
+  /** Runs the reads of an answer that is not cached in one read transaction. */
+  readonly snapshots: Pick<SnapshotStatements, 'within'>;
   readonly claimSources: ClaimSources;
   /** Publishes queued assistance requests once their transaction has committed. */
   readonly publisher: { kick(): void };
@@ -68,7 +71,7 @@ function bodyOf<T>(context: OperationContext): T {
 
 /** Binds each operation id to its use case. */
 export function operationHandlers(deps: HandlerDependencies): Map<string, OperationHandler> {
-  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources, publisher, readCache } = deps;
+  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources, publisher, readCache, snapshots } = deps;
 
   /**
    * A task read answered from the cache when nothing it depends on has changed. Readers whose
@@ -92,7 +95,7 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     if (hit !== undefined) return hit;
     const render = ({ value }: Timed<T>): RenderedRead =>
       etagOf === undefined ? { body: JSON.stringify(value) } : { body: JSON.stringify(value), etag: etagOf(value) };
-    const result = read();
+    const result = snapshots.within(read);
     if (result instanceof Promise) return result.then(render);
     const rendered = render(result);
     if (context.cacheable) readCache.set(key, epoch, now, result.validUntil, rendered);

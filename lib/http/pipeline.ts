@@ -44,7 +44,7 @@ export interface OperationContext {
 export type OperationHandler = (context: OperationContext) => ServiceResponse | Promise<ServiceResponse>;
 
 /** Step 7: not-found and ownership checks for the kind of object the path names. */
-export type TargetCheck = (principal: Principal, id: number) => void;
+export type TargetCheck = (principal: Principal, id: number, read: { readonly epoch: ReadEpoch; readonly cacheable: boolean }) => void;
 
 export interface PipelineDependencies {
   readonly router: Router;
@@ -168,8 +168,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       }
 
       const routed: Routed = { request, operation, pathId: match.id, headers, path, rawQuery, traceId, meta };
-      // Reads run in one read transaction: one consistent snapshot, one round of WAL locking.
-      return operation.method === 'GET' ? deps.snapshots.within(() => authorised(routed)) : authorised(routed);
+      return authorised(routed);
     } catch (error) {
       return finish(failure(error, traceId, request), traceId, null, meta);
     }
@@ -184,7 +183,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       const cacheable = deps.snapshots.committedOnly;
 
       // 3. Authentication.
-      const principal = authenticate(headers.get('authorization'), epoch.credentials, cacheable);
+      const principal = authenticate(headers.get('authorization'), epoch.credentials, deps.snapshots.credentialsCommitted(epoch.credentials));
       meta.clientId = principal.clientId;
 
       // 4. Rate limit, per client.
@@ -224,7 +223,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       }
 
       // 7. Target: existence, organisation and ownership.
-      deps.targetChecks[operation.target]?.(principal, id);
+      deps.targetChecks[operation.target]?.(principal, id, { epoch, cacheable });
 
       const handler = deps.handlers.get(operation.operationId);
       if (handler === undefined) throw new ServiceError('route_not_found');

@@ -14,28 +14,42 @@ export interface ReadEpoch {
 }
 
 /** Whether two epochs saw the same data (credentials aside: they have their own generation). */
-export function sameData(a: ReadEpoch, b: ReadEpoch): boolean {
+export function sameData(a: Omit<ReadEpoch, 'credentials'>, b: Omit<ReadEpoch, 'credentials'>): boolean {
   return a.changes === b.changes && a.dataVersion === b.dataVersion;
 }
 
 /** Read transactions and the epoch of what they see. */
 export function snapshotStatements(db: Db) {
-  const epoch = db.prepare<[], [number, number, number | null]>(`
-    SELECT total_changes(),
-           (SELECT data_version FROM pragma_data_version),
-           (SELECT generation FROM credential_generation WHERE id = 1)`).raw();
+  // Separate statements: the pragma_data_version table function would be parsed on every call.
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const changes = db.prepare<[], number>('SELECT total_changes()').pluck();
+  const credentials = db.prepare<[], number>('SELECT generation FROM credential_generation WHERE id = 1').pluck();
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
-  let reading = false;
+  let last: ReadEpoch = { changes: -1, dataVersion: -1, credentials: -1 };
 
   return {
     /**
-     * The current epoch. Only meaningful for caching outside a write transaction: inside one,
-     * uncommitted rows are visible and a rollback would not move `changes` back.
+     * The current epoch: one read of the database's change counter, plus the credential
+     * generation only when something changed since the last call. Only meaningful for caching
+     * outside a write transaction: inside one, uncommitted rows are visible and a rollback would
+     * not move `changes` back.
      */
     epoch(): ReadEpoch {
-      const row = epoch.get();
-      return { changes: row?.[0] ?? 0, dataVersion: row?.[1] ?? 0, credentials: row?.[2] ?? 0 };
+      const now = { changes: changes.get() ?? 0, dataVersion: dataVersion.get() ?? 0 };
+      // An uncommitted generation is never remembered: a rollback would not move `changes`.
+      if (db.inTransaction) return { ...now, credentials: credentials.get() ?? 0 };
+      if (!sameData(now, last)) last = { ...now, credentials: credentials.get() ?? 0 };
+      return last;
+    },
+
+    /**
+     * Whether credentials verified at this generation may be remembered. Inside a write
+     * transaction only when the generation is the last one seen committed: generations only grow,
+     * so an equal one means the transaction has not touched what authentication reads.
+     */
+    credentialsCommitted(generation: number): boolean {
+      return !db.inTransaction || generation === last.credentials;
     },
 
     /**
@@ -44,7 +58,7 @@ export function snapshotStatements(db: Db) {
      * the epoch.
      */
     get committedOnly(): boolean {
-      return reading || !db.inTransaction;
+      return !db.inTransaction;
     },
 
     /**
@@ -55,11 +69,9 @@ export function snapshotStatements(db: Db) {
     within<T>(read: () => T): T {
       if (db.inTransaction) return read();
       begin.run();
-      reading = true;
       try {
         return read();
       } finally {
-        reading = false;
         if (db.inTransaction) commit.run();
       }
     },
@@ -67,3 +79,27 @@ export function snapshotStatements(db: Db) {
 }
 
 export type SnapshotStatements = ReturnType<typeof snapshotStatements>;
+
+/**
+ * Small values read from the database (a task's organisation and assignment, say), kept while
+ * the data epoch they were read at is current. At most `maxEntries`; a full memo starts over.
+ */
+export class EpochMemo<V> {
+  readonly #entries = new Map<string, { readonly epoch: ReadEpoch; readonly value: V }>();
+  readonly #maxEntries: number;
+
+  constructor(maxEntries = 10_000) {
+    this.#maxEntries = maxEntries;
+  }
+
+  /** The value under `key` if it was read at this epoch's data. */
+  get(key: string, epoch: ReadEpoch): V | undefined {
+    const entry = this.#entries.get(key);
+    return entry !== undefined && sameData(entry.epoch, epoch) ? entry.value : undefined;
+  }
+
+  set(key: string, epoch: ReadEpoch, value: V): void {
+    if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
+    this.#entries.set(key, { epoch, value });
+  }
+}

@@ -7,7 +7,7 @@ import { createService } from '../../lib/service.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { manualClock } from '../../lib/time/clock.js';
 import { ResponseCache } from '../../lib/http/response-cache.js';
-import { adaWorld, API, bumpVersion, readTask } from '../helpers/api.js';
+import { adaWorld, API, bumpVersion, readTask, type TapTest } from '../helpers/api.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
 import type { Harness } from '../helpers/service.js';
 
@@ -27,7 +27,7 @@ async function availableIds(h: Harness): Promise<number[]> {
 }
 
 /** A service on a database file, and a second connection to the same file (another process, say). */
-function fileWorld(t: Parameters<Parameters<typeof t.test>[0]>[0]) {
+function fileWorld(t: TapTest) {
   const dir = mkdtempSync(join(tmpdir(), 'wta-cache-'));
   const path = join(dir, 'service.db');
   const clock = manualClock(TEST_NOW);
@@ -77,6 +77,29 @@ t.test('READ CACHE: a scope, a sponsor or an organisation withdrawn with SQL tak
   t.equal((await h.call('GET', `${API}/identity`, { token: TOKENS.otherOrg })).status, 200);
   h.db.prepare('UPDATE organisations SET is_active = 0 WHERE id = 2').run();
   t.equal((await h.call('GET', `${API}/identity`, { token: TOKENS.otherOrg })).status, 401, 'organisation deactivated');
+});
+
+t.test('READ CACHE: credentials seen inside a transaction that changed them are forgotten with its rollback', async (t) => {
+  const h = adaWorld();
+  const scopes = async () => (await h.call('GET', `${API}/identity`, { token: TOKENS.readOnly })).json.scopes;
+  t.strictSame(await scopes(), ['tasks:read']);
+  h.db.exec('BEGIN IMMEDIATE');
+  h.db.prepare("INSERT INTO api_client_scopes (client_id, scope) VALUES (101, 'tasks:update')").run();
+  t.strictSame(await scopes(), ['tasks:read', 'tasks:update'], 'the open transaction is visible on its own connection');
+  h.db.exec('ROLLBACK');
+  // Moves the credential generation to the number the rolled-back transaction had reached.
+  h.db.prepare("UPDATE api_clients SET name = 'renamed' WHERE id = 103").run();
+  t.strictSame(await scopes(), ['tasks:read']);
+});
+
+t.test('READ CACHE: a task reassigned or deleted with SQL is refused on the next read', async (t) => {
+  const h = adaWorld();
+  t.equal((await h.call('GET', `${API}/tasks/3`)).status, 200);
+  h.db.prepare('UPDATE task_assignments SET staff_id = 12 WHERE task_id = 3').run();
+  t.equal((await h.call('GET', `${API}/tasks/3`)).status, 403, 'now assigned only to Bob');
+  t.equal((await h.call('GET', `${API}/tasks/3`, { token: TOKENS.bob })).status, 200, 'and readable by Bob');
+  h.db.prepare('DELETE FROM tasks WHERE id = 3').run();
+  t.equal((await h.call('GET', `${API}/tasks/3`, { token: TOKENS.bob })).status, 404, 'gone');
 });
 
 t.test('READ CACHE: what a transaction showed before it rolled back is never served afterwards', async (t) => {
