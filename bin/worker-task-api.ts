@@ -238,11 +238,14 @@ async function serve(args: string[]): Promise<void> {
   let stopping = false;
   const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });
   // What the service knows of each request (route template, client id) for its log line; never sent.
-  const metaOf = new WeakMap<IncomingMessage, ResponseMeta>();
+  const metaOf = new WeakMap<IncomingMessage, ResponseMeta & { traceId?: string }>();
   const server = createNodeServer(withHealthCheck(service, { db, stopping: () => stopping }), {
     ...(tls === undefined ? {} : { tls }),
+    // The adapter sends headers with one writeHead (res.getHeader cannot see them): the trace id
+    // is taken from the answer itself.
     onResponse: (response, req) => {
-      if (response.meta !== undefined) metaOf.set(req, response.meta);
+      const traceId = response.headers['x-trace-id'];
+      metaOf.set(req, { ...response.meta, ...(traceId === undefined ? {} : { traceId }) });
     },
   });
   const scheme = tls === undefined ? 'http' : 'https';
@@ -252,7 +255,6 @@ async function serve(args: string[]): Promise<void> {
     const started = performance.now();
     res.once('finish', () => {
       const meta = metaOf.get(req);
-      const traceId = res.getHeader('x-trace-id');
       err(JSON.stringify({
         time: new Date().toISOString(),
         level: 'info',
@@ -261,7 +263,7 @@ async function serve(args: string[]): Promise<void> {
         status: res.statusCode,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         clientId: meta?.clientId ?? null,
-        traceId: typeof traceId === 'string' ? traceId : null,
+        traceId: meta?.traceId ?? null,
       }));
     });
   };

@@ -98,7 +98,7 @@ export function createService(options: ServiceOptions): Service {
       remaining: (resourceId, now) => remainingMinutesFor(calendars, resourceId, now),
       allocation,
     }),
-    writes: taskWrites({ reads, writes: taskWriteStatements(db), calendars }),
+    writes: taskWrites({ writes: taskWriteStatements(db), calendars }),
     claims: claimUseCases({ reads, claims: claimRows, allocation }),
     mutations: mutationRunner({
       db, commits: groupCommit(db), receipts: receiptStatements(db), organisations, claims: claimRows,

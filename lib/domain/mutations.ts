@@ -125,71 +125,71 @@ export function mutationRunner(deps: MutationDependencies) {
    * whether the write would be refused, used before awaiting I/O that must not happen inside a
    * transaction (a claim's source refresh). It then answers null, or a replay.
    */
-  function execute(request: WriteRequest, apply: (() => MutationOutcome) | null, precheck?: () => void): ServiceResponse | null {
+  function steps(request: WriteRequest, apply: (() => MutationOutcome) | null, precheck?: () => void): ServiceResponse | null {
     const { principal, operation, now } = request;
     const key = idempotencyKey(request.headers.get('idempotency-key'), operation.idempotencyKey);
     const fingerprint = `${request.method} ${request.path}\n${request.canonicalBody}`;
     const organisationId = principal.organisationId;
 
-    const transaction = deps.db.transaction((): ServiceResponse | null => {
-      receipts.purgeExpired(now);
-      const version = organisations.workspaceVersion(organisationId);
-      const precondition =
-        operation.ifMatch === 'incoming-revision' ? incomingPrecondition(request.id) : taskPrecondition(request.id, version);
-      const ifMatch = request.headers.get('if-match');
-      if (key !== null) {
-        const receipt = receipts.find(organisationId, principal.clientId, key, now);
-        if (receipt !== undefined) {
-          if (receipt.fingerprint !== fingerprint) throw new ServiceError('idempotency_conflict');
-          // A replay still needs a present, well-formed If-Match; a stale one is fine.
-          withCurrentTag(precondition, () => precondition.matches(ifMatch));
-          return replay(receipt.status, receipt.headers, receipt.body);
-        }
+    receipts.purgeExpired(now);
+    const version = organisations.workspaceVersion(organisationId);
+    const precondition =
+      operation.ifMatch === 'incoming-revision' ? incomingPrecondition(request.id) : taskPrecondition(request.id, version);
+    const ifMatch = request.headers.get('if-match');
+    if (key !== null) {
+      const receipt = receipts.find(organisationId, principal.clientId, key, now);
+      if (receipt !== undefined) {
+        if (receipt.fingerprint !== fingerprint) throw new ServiceError('idempotency_conflict');
+        // A replay still needs a present, well-formed If-Match; a stale one is fine.
+        withCurrentTag(precondition, () => precondition.matches(ifMatch));
+        return replay(receipt.status, receipt.headers, receipt.body);
       }
+    }
 
-      if (!withCurrentTag(precondition, () => precondition.matches(ifMatch))) {
-        throw new ServiceError('stale_update', 'stale If-Match', { etag: precondition.current });
-      }
-      if (operation.claimHeader) checkClaimHeader(request);
-      if (apply === null) {
-        precheck?.();
-        return null;
-      }
+    if (!withCurrentTag(precondition, () => precondition.matches(ifMatch))) {
+      throw new ServiceError('stale_update', 'stale If-Match', { etag: precondition.current });
+    }
+    if (operation.claimHeader) checkClaimHeader(request);
+    if (apply === null) {
+      precheck?.();
+      return null;
+    }
 
-      const outcome = withCurrentTag(precondition, apply);
-      if (outcome.changed) organisations.bumpWorkspaceVersion(organisationId);
-      const headers: Record<string, string> = { ...outcome.headers, etag: precondition.after(outcome.changed) };
-      const response: ServiceResponse = { status: outcome.status, headers };
-      if (outcome.body !== undefined) {
-        headers['content-type'] = 'application/json';
-        response.body = JSON.stringify(outcome.body);
+    const outcome = withCurrentTag(precondition, apply);
+    if (outcome.changed) organisations.bumpWorkspaceVersion(organisationId);
+    const headers: Record<string, string> = { ...outcome.headers, etag: precondition.after(outcome.changed) };
+    const response: ServiceResponse = { status: outcome.status, headers };
+    if (outcome.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      response.body = JSON.stringify(outcome.body);
+    }
+    if (key !== null) {
+      const stored: Record<string, string> = {};
+      for (const name of [...REPLAYED_HEADERS, 'content-type'] as const) {
+        const value = headers[name];
+        if (value !== undefined) stored[name] = value;
       }
-      if (key !== null) {
-        const stored: Record<string, string> = {};
-        for (const name of [...REPLAYED_HEADERS, 'content-type'] as const) {
-          const value = headers[name];
-          if (value !== undefined) stored[name] = value;
-        }
-        receipts.store(organisationId, principal.clientId, key, now, {
-          fingerprint,
-          status: outcome.status,
-          headers: JSON.stringify(stored),
-          body: response.body ?? null,
-        });
-      }
-      return response;
-    });
-    return transaction.immediate();
+      receipts.store(organisationId, principal.clientId, key, now, {
+        fingerprint,
+        status: outcome.status,
+        headers: JSON.stringify(stored),
+        body: response.body ?? null,
+      });
+    }
+    return response;
   }
+
+  // Created once: better-sqlite3 turns it into BEGIN IMMEDIATE, or a savepoint inside a batch.
+  const execute = deps.db.transaction(steps);
 
   return {
     /** Answers once the write is durable (after its group commit). */
     run(request: WriteRequest, apply: () => MutationOutcome): ServiceResponse | Promise<ServiceResponse> {
-      const work = () => execute(request, apply) as ServiceResponse;
+      const work = () => execute.immediate(request, apply) as ServiceResponse;
       return deps.commits === undefined ? work() : deps.commits.run(work);
     },
-    /** The dry run of `run` (see `execute`): null when the write may go ahead, or a replay. */
-    check: (request: WriteRequest, precheck: () => void): ServiceResponse | null => execute(request, null, precheck),
+    /** The dry run of `run` (see `steps`): null when the write may go ahead, or a replay. */
+    check: (request: WriteRequest, precheck: () => void): ServiceResponse | null => execute.immediate(request, null, precheck),
   };
 }
 

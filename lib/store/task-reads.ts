@@ -98,6 +98,13 @@ export interface SourceChangeRow {
 
 export interface SourceActivationRow { taskId: number; activatedUtc: number; sources: string }
 
+/** The two blocking facts of a task `t` that need other tables (contract 5). */
+export const BLOCKING_COLUMNS = `
+  EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks pre ON pre.id = d.prerequisite_id
+           WHERE d.task_id = t.id AND pre.status <> 'Done') AS unmetPrerequisites,
+  EXISTS (SELECT 1 FROM assistance_stages s JOIN incoming_items i ON i.stage_id = s.id
+           WHERE s.origin_task_id = t.id AND s.is_blocking = 1 AND i.response_state <> 'resolved') AS humanBlocker`;
+
 const TASK_COLUMNS = `
   t.id, t.organisation_id AS organisationId, t.title, t.description, t.status, t.sequence,
   t.estimated_minutes AS estimatedMinutes, t.started_at_local AS startedAt, t.completed_at_local AS completedAt,
@@ -106,10 +113,7 @@ const TASK_COLUMNS = `
   p.id AS projectId, p.name AS projectName, p.priority AS projectPriority, p.priority_name AS projectPriorityName,
   p.target_date_local AS projectTargetDate, p.hard_deadline_local AS projectHardDeadline,
   p.deadline_reason AS projectDeadlineReason, p.is_active AS projectActive,
-  EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks pre ON pre.id = d.prerequisite_id
-           WHERE d.task_id = t.id AND pre.status <> 'Done') AS unmetPrerequisites,
-  EXISTS (SELECT 1 FROM assistance_stages s JOIN incoming_items i ON i.stage_id = s.id
-           WHERE s.origin_task_id = t.id AND s.is_blocking = 1 AND i.response_state <> 'resolved') AS humanBlocker,
+  ${BLOCKING_COLUMNS},
   (SELECT max(c.expires_utc) FROM claims c
     WHERE c.task_id = t.id AND c.released_utc IS NULL AND c.expires_utc > @now) AS liveClaimExpiresUtc,
   (SELECT o.workspace_version FROM organisations o WHERE o.id = t.organisation_id) AS workspaceVersion,

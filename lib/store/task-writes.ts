@@ -1,5 +1,5 @@
 import type { Db } from './open.js';
-import type { TaskRow } from './task-reads.js';
+import { BLOCKING_COLUMNS, type TaskRow } from './task-reads.js';
 
 /** The editable columns of a task, as PATCH writes them back. */
 export type TaskUpdate = Pick<
@@ -7,6 +7,9 @@ export type TaskUpdate = Pick<
   | 'id' | 'title' | 'description' | 'status' | 'sequence' | 'estimatedMinutes' | 'startedAt' | 'completedAt'
   | 'earliestStart' | 'releaseDate' | 'isWaiting' | 'resourceMode'
 >;
+
+/** What a write needs to know of a task: its own columns and whether it is blocked. */
+export type EditableTask = TaskUpdate & Pick<TaskRow, 'organisationId' | 'unmetPrerequisites' | 'humanBlocker'>;
 
 export interface IntervalInsert {
   taskId: number;
@@ -19,6 +22,14 @@ export interface IntervalInsert {
 
 /** Writes on tasks and their child rows; every statement is prepared once. */
 export function taskWriteStatements(db: Db) {
+  // Not the read model's task query: a write needs none of the project or child-collection columns.
+  const editable = db.prepare<[number], EditableTask>(`
+    SELECT t.id, t.organisation_id AS organisationId, t.title, t.description, t.status, t.sequence,
+           t.estimated_minutes AS estimatedMinutes, t.started_at_local AS startedAt, t.completed_at_local AS completedAt,
+           t.earliest_start_local AS earliestStart, t.release_date_local AS releaseDate, t.is_waiting AS isWaiting,
+           t.resource_mode AS resourceMode, ${BLOCKING_COLUMNS}
+      FROM tasks t WHERE t.id = ?`);
+  const exists = db.prepare<[number], number>('SELECT 1 FROM tasks WHERE id = ?').pluck();
   const update = db.prepare<[TaskUpdate]>(`
     UPDATE tasks SET title = @title, description = @description, status = @status, sequence = @sequence,
            estimated_minutes = @estimatedMinutes, started_at_local = @startedAt, completed_at_local = @completedAt,
@@ -49,6 +60,8 @@ export function taskWriteStatements(db: Db) {
     INSERT INTO notes (task_id, client_id, staff_id, text, created_utc) VALUES (@taskId, @clientId, @staffId, @text, @now)`);
 
   return {
+    editable: (taskId: number) => editable.get(taskId),
+    exists: (taskId: number) => exists.get(taskId) !== undefined,
     update: (task: TaskUpdate) => update.run(task),
     tasksAmong: (ids: readonly number[]) => tasksAmong.all({ ids: JSON.stringify(ids) }),
     reaches: (fromIds: readonly number[], taskId: number) => reachable.get({ ids: JSON.stringify(fromIds), taskId }) !== undefined,

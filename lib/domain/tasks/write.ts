@@ -2,8 +2,7 @@ import type { Principal } from '../../auth/authenticate.js';
 import { elapsedPlannedMinutes } from '../../plan/remaining.js';
 import type { ActualEffortInput, NoteCreateInput, TaskPatchInput } from '../../schemas/requests.js';
 import type { CalendarStatements } from '../../store/calendars.js';
-import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
-import type { TaskWriteStatements } from '../../store/task-writes.js';
+import type { EditableTask, TaskWriteStatements } from '../../store/task-writes.js';
 import { epochMsToLocal, localToEpochMs } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
 import { assertLocalSyntax, localInput, nonblank } from '../local-time-input.js';
@@ -14,7 +13,6 @@ export const REMAINING_MINUTES_WARNING = '299 worker-task-api "remainingMinutes 
 const MAX_MINUTES = 1_000_000;
 
 export interface TaskWriteDependencies {
-  readonly reads: TaskReadStatements;
   readonly writes: TaskWriteStatements;
   readonly calendars: CalendarStatements;
 }
@@ -29,16 +27,20 @@ const optionalLocal = (value: string | null | undefined, current: string | null,
 
 /** The task writes of contract 6: PATCH, effort replacement and notes. */
 export function taskWrites(deps: TaskWriteDependencies) {
-  const { reads, writes, calendars } = deps;
+  const { writes, calendars } = deps;
 
-  function existing(taskId: number, now: number): TaskRow {
-    const row = reads.task(taskId, now);
+  function editable(taskId: number): EditableTask {
+    const row = writes.editable(taskId);
     if (row === undefined) throw new ServiceError('task_not_found');
     return row;
   }
 
+  function assertExists(taskId: number): void {
+    if (!writes.exists(taskId)) throw new ServiceError('task_not_found');
+  }
+
   /** `dependencyIds` replaces the list; returns whether any new prerequisite is unfinished. */
-  function checkDependencies(row: TaskRow, ids: readonly number[]): boolean {
+  function checkDependencies(row: EditableTask, ids: readonly number[]): boolean {
     const seen = new Set<number>();
     for (const id of ids) {
       if (id === row.id) throw new ServiceError('invalid_field', 'a task cannot depend on itself');
@@ -60,7 +62,7 @@ export function taskWrites(deps: TaskWriteDependencies) {
         ['releaseDate', input.releaseDate],
         ...intervalTimes(input.actualIntervals),
       ]);
-      const row = existing(taskId, now);
+      const row = editable(taskId);
       if (row.status === 'Done') throw new ServiceError('task_completed');
       if (Object.keys(input).length === 0) return { status: 204, changed: false };
       const resourceId = resourceOf(principal);
@@ -142,7 +144,7 @@ export function taskWrites(deps: TaskWriteDependencies) {
 
     /** PUT actual-effort: replaces exactly the caller's intervals; allowed on Done tasks. */
     replaceEffort(principal: Principal, taskId: number, input: ActualEffortInput, now: number): MutationOutcome {
-      existing(taskId, now);
+      assertExists(taskId);
       const intervals = validatedIntervals(principal, taskId, input.actualIntervals, now);
       writes.replaceOwnIntervals(taskId, resourceOf(principal), intervals);
       return { status: 204, changed: true };
@@ -150,7 +152,7 @@ export function taskWrites(deps: TaskWriteDependencies) {
 
     /** POST notes: appends; allowed on Done tasks. */
     appendNote(principal: Principal, taskId: number, input: NoteCreateInput, now: number): MutationOutcome {
-      existing(taskId, now);
+      assertExists(taskId);
       writes.insertNote(taskId, principal.clientId, resourceOf(principal), nonblank(input.text, 'text'), now);
       return { status: 204, changed: true };
     },
