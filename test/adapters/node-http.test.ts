@@ -200,3 +200,30 @@ t.test('onResponse sees the route template and client id; the client is sent nei
     { meta: undefined, url: '/app/nowhere' },
   ]);
 });
+
+t.test('a request without Content-Length or Transfer-Encoding has no body; a small chunked one is read whole', async (tt) => {
+  const recorder = recording({ handle: () => ({ status: 204, headers: {} }) });
+  const { port } = await listen(tt, recorder);
+  const bodyless = await raw(port, ['GET /api/v1/identity HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n']);
+  tt.equal(statusOf(bodyless), 204);
+  tt.equal(recorder.seen[0]?.body, undefined, 'handle() got no body');
+  const chunked = await raw(port, [
+    'POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+    'b\r\n{"text":"hi\r\n', '2\r\n"}\r\n', '0\r\n\r\n',
+  ]);
+  tt.equal(statusOf(chunked), 204);
+  const body = recorder.seen[1]?.body;
+  tt.equal(body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : body, '{"text":"hi"}', 'the chunks, joined');
+});
+
+t.test('headers of the answer are sent as the service gave them, with a content length', async (tt) => {
+  const { base } = await listen(tt, {
+    handle: () => ({ status: 200, headers: { 'content-type': 'application/json', etag: '"e"', 'x-trace-id': 'abc' }, body: '{"é":1}' }),
+  });
+  const response = await fetch(`${base}/api/v1/identity`);
+  tt.equal(response.status, 200);
+  tt.equal(response.headers.get('etag'), '"e"');
+  tt.equal(response.headers.get('x-trace-id'), 'abc');
+  tt.equal(response.headers.get('content-length'), '8', 'bytes, not characters');
+  tt.equal(await response.text(), '{"é":1}');
+});
