@@ -36,7 +36,7 @@ export function cachedAuthenticator(clients: ClientStatements, maxEntries = CRED
       if (hit !== undefined && hit.generation === generation) return hit.principal;
     }
     const principal = authenticate(authorization, clients);
-    // Not from inside a write transaction: a rollback would move the generation back.
+    // `cacheable` is false when the generation may be uncommitted (SnapshotStatements.credentialsCommitted).
     if (cacheable && authorization !== undefined) {
       if (verified.size >= maxEntries) verified.clear();
       verified.set(authorization, { principal, generation });

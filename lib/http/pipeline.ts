@@ -60,18 +60,6 @@ export interface PipelineDependencies {
 
 const ID_PATTERN = /^[1-9][0-9]*$/;
 
-/** A request once its operation is known (steps 1 and 2 passed). */
-interface Routed {
-  readonly request: ServiceRequest;
-  readonly operation: OperationSpec;
-  readonly pathId: string | undefined;
-  readonly headers: RequestHeaders;
-  readonly path: string;
-  readonly rawQuery: string;
-  readonly traceId: string;
-  readonly meta: ResponseMeta;
-}
-
 function newTraceId(): string {
   return randomUUID().replaceAll('-', '');
 }
@@ -131,8 +119,9 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     return problemResponse('internal_error', traceId);
   }
 
-  function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
+  return function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
     const traceId = newTraceId();
+    let rate: { remaining: number; reset: number } | null = null;
     const meta: ResponseMeta = {};
     try {
       const headers = requestHeaders(request.headers ?? {});
@@ -167,18 +156,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
         return finish(anonymous(), traceId, null, meta);
       }
 
-      const routed: Routed = { request, operation, pathId: match.id, headers, path, rawQuery, traceId, meta };
-      return authorised(routed);
-    } catch (error) {
-      return finish(failure(error, traceId, request), traceId, null, meta);
-    }
-  }
-
-  /** Steps 3 to the end, for operations that need a client. */
-  function authorised(routed: Routed): ServiceResponse | Promise<ServiceResponse> {
-    const { request, operation, pathId, headers, path, rawQuery, traceId, meta } = routed;
-    let rate: { remaining: number; reset: number } | null = null;
-    try {
+      // What this request's reads see; cached answers and credentials are checked against it.
       const epoch = deps.snapshots.epoch();
       const cacheable = deps.snapshots.committedOnly;
 
@@ -204,11 +182,11 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
 
       // 6. Request shape: path id, query, media type, JSON body.
       let id = 0;
-      if (pathId !== undefined) {
-        if (!ID_PATTERN.test(pathId) || pathId.length > 10 || Number(pathId) > INT32_MAX) {
+      if (match.id !== undefined) {
+        if (!ID_PATTERN.test(match.id) || match.id.length > 10 || Number(match.id) > INT32_MAX) {
           throw new ServiceError('validation_failed', 'path id');
         }
-        id = Number(pathId);
+        id = Number(match.id);
       }
       const query = parseQuery(rawQuery, operation);
       const body = readBody(operation.body, request.body, headers, (detail) =>
@@ -242,9 +220,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     } catch (error) {
       return finish(failure(error, traceId, request), traceId, rate, meta);
     }
-  }
-
-  return handle;
+  };
 }
 
 /** Unknown or repeated query parameters are 400; booleans are exactly `true` or `false`. */
