@@ -299,25 +299,34 @@ CREATE TABLE IF NOT EXISTS credential_generation (
   id         INTEGER PRIMARY KEY CHECK (id = 1),
   generation INTEGER NOT NULL
 );
-INSERT OR IGNORE INTO credential_generation (id, generation) VALUES (1, 0);
--- New rows need no trigger: a new client has no cached credential, and a new scope row is caught
+-- The row appears with the first change (until then the generation reads as 0), so opening a
+-- database never writes. New rows need no trigger: a new client has no cached credential, and a new scope row is caught
 -- below; rows that existed before a delete were caught by the delete.
 CREATE TRIGGER IF NOT EXISTS credentials_client_update AFTER UPDATE ON api_clients
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;
 CREATE TRIGGER IF NOT EXISTS credentials_client_delete AFTER DELETE ON api_clients
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;
 CREATE TRIGGER IF NOT EXISTS credentials_scope_insert AFTER INSERT ON api_client_scopes
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;
 CREATE TRIGGER IF NOT EXISTS credentials_scope_update AFTER UPDATE ON api_client_scopes
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;
 CREATE TRIGGER IF NOT EXISTS credentials_scope_delete AFTER DELETE ON api_client_scopes
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;
 CREATE TRIGGER IF NOT EXISTS credentials_staff_update AFTER UPDATE OF organisation_id, name, kind, is_active ON staff
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;
 CREATE TRIGGER IF NOT EXISTS credentials_staff_delete AFTER DELETE ON staff
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;
 -- Not on workspace_version, which every write moves.
 CREATE TRIGGER IF NOT EXISTS credentials_organisation_update AFTER UPDATE OF name, is_active ON organisations
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;
 CREATE TRIGGER IF NOT EXISTS credentials_organisation_delete AFTER DELETE ON organisations
-  BEGIN UPDATE credential_generation SET generation = generation + 1; END;
+  BEGIN INSERT INTO credential_generation (id, generation) VALUES (1, 1)
+    ON CONFLICT (id) DO UPDATE SET generation = generation + 1; END;

@@ -28,6 +28,39 @@ t.test('SCHEMA: reopening a current database changes nothing', async (t) => {
   t.equal(db.prepare('SELECT count(*) FROM organisations').pluck().get(), 1, 'data kept');
 });
 
+t.test('SCHEMA: reopening a current database needs no write lock (another process may hold it)', async (t) => {
+  const dir = t.testdir();
+  const path = `${dir}/busy.sqlite`;
+  openDatabase(path).db.close();
+  const writer = new Database(path);
+  writer.exec('BEGIN IMMEDIATE');
+  t.teardown(() => writer.close());
+  const opened = new Database(path);
+  opened.pragma('busy_timeout = 0');
+  // openDatabase raises the timeout to 5 s; a write on open would fail after waiting that long.
+  const started = Date.now();
+  t.doesNotThrow(() => openDatabase(opened));
+  t.ok(Date.now() - started < 2000, 'opened without waiting for the lock');
+  opened.close();
+  writer.exec('ROLLBACK');
+});
+
+t.test('SCHEMA: the credential generation starts at nothing and moves with every credential change', async (t) => {
+  const { db } = openDatabase(new Database(':memory:'));
+  const generation = () => db.prepare('SELECT generation FROM credential_generation').pluck().get();
+  t.equal(generation(), undefined, 'no row before the first change (read as 0)');
+  db.prepare("INSERT INTO organisations (id, name) VALUES (1, 'Acme')").run();
+  db.prepare("INSERT INTO staff (id, organisation_id, name, kind) VALUES (1, 1, 'Grace', 'human')").run();
+  db.prepare(`INSERT INTO api_clients (id, organisation_id, name, token_hash, sponsor_id) VALUES (1, 1, 'c', '${'a'.repeat(64)}', 1)`).run();
+  t.equal(generation(), undefined, 'inserting clients, staff and organisations changes no cached credential');
+  db.prepare("INSERT INTO api_client_scopes (client_id, scope) VALUES (1, 'tasks:read')").run();
+  t.equal(generation(), 1, 'a scope granted');
+  db.prepare('UPDATE api_clients SET is_active = 0 WHERE id = 1').run();
+  t.equal(generation(), 2, 'a client revoked');
+  db.prepare('UPDATE organisations SET workspace_version = workspace_version + 1').run();
+  t.equal(generation(), 2, 'a workspace version bump is not a credential change');
+});
+
 t.test('SCHEMA: a version-1 database is migrated: the new column appears and rows survive', async (t) => {
   const db = new Database(':memory:');
   db.exec(V1_PUBLICATIONS);

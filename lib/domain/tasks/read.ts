@@ -104,10 +104,8 @@ export function taskReads(deps: TaskReadDependencies) {
       };
       const first = offer();
       if (first.stale.length === 0) return views(principal, first.rows, false, now, first.until);
-      return deps.sources.refresh(first.stale).then(() => {
-        const second = offer();
-        return views(principal, second.rows, false, now, second.until);
-      });
+      // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
+      return deps.sources.refresh(first.stale).then(() => views(principal, offer().rows, false, now, now));
     },
 
     /**
@@ -120,11 +118,8 @@ export function taskReads(deps: TaskReadDependencies) {
       const items = rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id));
       const stale = items.filter(isStale(now));
       if (stale.length === 0) return views(principal, rows, false, now, freshUntil(items));
-      return deps.sources.refresh(stale).then(() => {
-        const again = waiting();
-        const refreshed = again.length === 0 ? [] : deps.sources.itemsOf(again.map((row) => row.id));
-        return views(principal, again, false, now, freshUntil(refreshed));
-      });
+      // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
+      return deps.sources.refresh(stale).then(() => views(principal, waiting(), false, now, now));
     },
   };
 }
