@@ -7,7 +7,9 @@
  * port 0, loaded by autocannon in this process. Throughput scenarios: GET /tasks/{id}, GET
  * /tasks/available (50 offered tasks), PATCH /tasks/{id} (alternating GET for the ETag and PATCH
  * with If-Match and Idempotency-Key, one organisation per connection, only 2xx PATCHes counted),
- * then a durability check (the service is killed with SIGKILL and the file is read back).
+ * then a durability check (the service is killed with SIGKILL and the file is read back), and two
+ * references for the PATCH row without targets: the service with fsync off, and node:http doing
+ * no work behind the same GET + PATCH protocol.
  * Behaviour scenarios: a 64-connection claim race, a 200-client burst against the default rate
  * limit, and the limiter's size with 100,000 distinct clients. Figures go to stdout and to
  * bench/results/latest.json; missed targets are printed, the exit code stays 0.
@@ -340,7 +342,42 @@ function serveCeiling(): void {
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }
 
-function serveService(path: string, rateLimit: string): void {
+/**
+ * A reference for the PATCH row, not a target: node:http speaking the row's protocol with no work
+ * behind it. A GET gets 200 with an ETag and a body of the service's size; a PATCH has its body
+ * read and parsed and gets 204 with an ETag. What this reaches is the most any service on this
+ * machine could reach in that row.
+ */
+function servePairs(getBodyBytes: string): void {
+  const body = JSON.stringify({ id: 1, padding: 'x'.repeat(Math.max(0, Number(getBodyBytes) - 25)) });
+  const length = String(Buffer.byteLength(body));
+  const server = createServer((req, res) => {
+    if (req.method === 'PATCH') {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(204, { etag: '"1"' });
+        res.end();
+      });
+      return;
+    }
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': length, etag: '"1"' });
+    res.end(body);
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.send?.({ type: 'listening', port: typeof address === 'object' && address !== null ? address.port : 0 } satisfies Listening);
+  });
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
+/**
+ * The service over `path`. `durability` 'off' is for the reference row only: synchronous = OFF
+ * (no fsync at all, so a 2xx is not durable) shows what the fsync costs in the PATCH row.
+ */
+function serveService(path: string, rateLimit: string, durability = 'full'): void {
   const db = new Database(path);
   let unexpected = 0;
   const service = createService({
@@ -353,6 +390,7 @@ function serveService(path: string, rateLimit: string): void {
       },
     },
   });
+  if (durability === 'off') db.pragma('synchronous = OFF');
   const server = createNodeServer(service);
   server.listen(0, '127.0.0.1', () => {
     const address = server.address();
@@ -790,6 +828,23 @@ async function main(): Promise<void> {
     };
     log(`durability: ${acknowledged} acknowledged PATCHes, ${lost} lost after SIGKILL, ${appliedUnacknowledged} applied but unacknowledged (in flight at the stop), final values wrong: ${wrongFinalValue}`);
 
+    // Two references for the PATCH row, without targets: the same load against the service with
+    // fsync off, and against node:http doing no work (with a GET body of the service's size).
+    service = await startChild(['service', path, '1000000000', 'off']);
+    children.push(service);
+    const sizing = new Agent({ keepAlive: true, maxSockets: 1 });
+    const firstWriter = states[0] as WriterState;
+    const taskAnswer = await httpCall(sizing, service.port, 'GET', `${API}/tasks/${firstWriter.taskId}`, { authorization: `Bearer ${firstWriter.token}` });
+    sizing.destroy();
+    const notDurableSetting = service.info.synchronous === 0 ? 'OFF' : String(service.info.synchronous);
+    const notDurableFigures = await measured(`reference: PATCH with synchronous=${notDurableSetting}`, serviceUrl(), (connection) => writerPlan(states[connection] as WriterState));
+    await stopChild(service);
+    const pairs = await startChild(['pairs', String(Buffer.byteLength(taskAnswer.body))]);
+    children.push(pairs);
+    const noWorkFigures = await measured('reference: GET + PATCH on node:http doing no work', `http://127.0.0.1:${pairs.port}`, (connection) =>
+      writerPlan({ ...(states[connection] as WriterState), etag: undefined, refused: {}, lastWasPatch: false }));
+    await stopChild(pairs);
+
     // Claim race: a fresh service process on the same file (recovery after the kill).
     service = await startChild(['service', path, '1000000000']);
     children.push(service);
@@ -841,6 +896,8 @@ async function main(): Promise<void> {
       row('GET /tasks/{id}', getFigures, '>= 0.40, p99 < 10 ms', getFigures.perSecond / ceilingRate >= 0.4 && p99Ok(getFigures)),
       row(`GET /tasks/available (${offeredIds.length})`, availableFigures, 'p99 < 10 ms', offeredIds.length === 50 && p99Ok(availableFigures)),
       row('PATCH /tasks/{id} (2xx only)', patchFigures, '>= 0.20, p99 < 10 ms, durable', patchFigures.perSecond / ceilingRate >= 0.2 && p99Ok(patchFigures) && durability.ok),
+      row(`reference: PATCH, synchronous=${notDurableSetting}`, notDurableFigures, '- (not durable)', null),
+      row('reference: GET+PATCH, no-work server', noWorkFigures, '- (upper bound)', null),
     ];
     const behaviour = [
       { scenario: `burst: ${burstResult.clients} clients x ${burstResult.requestsPerClient}`, result: `${burstResult.clientsExactly120}/${burstResult.clients} clients got exactly 120 (rest 429), Retry-After ${Object.keys(burstResult.retryAfterValues).join('/')} s, ${burstResult.badRetryAfter} wrong`, pass: burstResult.ok },
@@ -886,6 +943,7 @@ async function main(): Promise<void> {
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === THIS_FILE) {
   const mode = process.argv[2];
   if (mode === 'ceiling') serveCeiling();
-  else if (mode === 'service') serveService(process.argv[3] as string, process.argv[4] as string);
+  else if (mode === 'pairs') servePairs(process.argv[3] as string);
+  else if (mode === 'service') serveService(process.argv[3] as string, process.argv[4] as string, process.argv[5]);
   else await main();
 }

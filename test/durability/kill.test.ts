@@ -2,6 +2,7 @@ import t from 'tap';
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
+import type { TapTest } from '../helpers/api.js';
 import { generateOrganisation, type GeneratedOrganisation } from '../../bench/generate.js';
 
 /**
@@ -13,10 +14,14 @@ import { generateOrganisation, type GeneratedOrganisation } from '../../bench/ge
 const ROOT = new URL('../../', import.meta.url);
 const ORGANISATIONS = 8;
 
-function serve(dbPath: string): Promise<{ child: ChildProcessWithoutNullStreams; base: string }> {
+/** Starts `serve` on the file; a server still running when the test ends (a failure midway) is killed. */
+function serve(t: TapTest, dbPath: string): Promise<{ child: ChildProcessWithoutNullStreams; base: string }> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(NODE_OPTIONS|TAP|_TAPJS|WTA_)/.test(name)));
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/worker-task-api.ts', 'serve', '--db', dbPath, '--port', '0', '--rate-limit', '1000000000'], {
     cwd: ROOT, env,
+  });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -67,7 +72,7 @@ t.test('DURABILITY: after SIGKILL mid-load every acknowledged write is on disk a
     (setup.prepare('SELECT id, workspace_version AS v FROM organisations').all() as { id: number; v: number }[]).map((row) => [row.id, row.v]));
   setup.close();
 
-  const { child, base } = await serve(dbPath);
+  const { child, base } = await serve(t, dbPath);
   const acked: Acknowledged[] = [];
   const stop = { now: false };
   let finished = 0;
@@ -102,7 +107,7 @@ t.test('DURABILITY: after SIGKILL mid-load every acknowledged write is on disk a
   db.close();
 
   // The same file serves again.
-  const again = await serve(dbPath);
+  const again = await serve(t, dbPath);
   const response = await fetch(`${again.base}/api/v1/identity`, { headers: { authorization: `Bearer ${organisations[0]!.tokens[0]}` } });
   t.equal(response.status, 200, 'the restarted server answers');
   const stopped = new Promise((resolve) => again.child.once('exit', resolve));
