@@ -349,7 +349,8 @@ function serveCeiling(): void {
  * machine could reach in that row.
  */
 function servePairs(getBodyBytes: string): void {
-  const body = JSON.stringify({ id: 1, padding: 'x'.repeat(Math.max(0, Number(getBodyBytes) - 25)) });
+  const envelope = JSON.stringify({ id: 1, padding: '' }).length;
+  const body = JSON.stringify({ id: 1, padding: 'x'.repeat(Math.max(0, Number(getBodyBytes) - envelope)) });
   const length = String(Buffer.byteLength(body));
   const server = createServer((req, res) => {
     if (req.method === 'PATCH') {
