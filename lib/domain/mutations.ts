@@ -33,6 +33,8 @@ export interface WriteRequest {
   readonly headers: RequestHeaders;
   /** Canonical body text (members sorted, numbers as sent); `{}` for an absent EmptyRequest body. */
   readonly canonicalBody: string;
+  /** Throws 403 when a body member needs a scope the client lacks (contract 1, step 11). */
+  readonly assertMemberScopes: () => void;
 }
 
 /** Headers a replay repeats (contract 3), besides the content type of a stored body. */
@@ -142,6 +144,7 @@ export function mutationRunner(deps: MutationDependencies) {
         if (receipt.fingerprint !== fingerprint) throw new ServiceError('idempotency_conflict');
         // A replay still needs a present, well-formed If-Match; a stale one is fine.
         withCurrentTag(precondition, () => precondition.matches(ifMatch));
+        request.assertMemberScopes();
         return replay(receipt.status, receipt.headers, receipt.body);
       }
     }
@@ -150,6 +153,7 @@ export function mutationRunner(deps: MutationDependencies) {
       throw new ServiceError('stale_update', 'stale If-Match', { etag: precondition.current });
     }
     if (operation.claimHeader) checkClaimHeader(request);
+    request.assertMemberScopes();
     if (apply === null) {
       precheck?.();
       return null;

@@ -15,7 +15,7 @@ import type {
   IncomingPlanInput, IncomingReassignInput, NoteCreateInput, TaskPatchInput,
 } from '../schemas/requests.js';
 import { ifNoneMatchHits } from './conditional.js';
-import { jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
+import { assertMemberScopes, jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
 import type { RenderedRead, ResponseCache } from './response-cache.js';
 import type { Timed } from '../domain/tasks/read.js';
 import type { SnapshotStatements } from '../store/snapshots.js';
@@ -114,6 +114,7 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     now: context.now,
     headers: context.headers,
     canonicalBody: context.body?.canonical ?? '',
+    assertMemberScopes: () => assertMemberScopes(context),
   });
 
   const write = (apply: (context: OperationContext) => MutationOutcome): OperationHandler => (context) =>

@@ -16,7 +16,8 @@ export type JsonReadFailure =
   | 'syntax'
   | 'duplicate_member'
   | 'too_deep'
-  | 'number_out_of_range';
+  | 'number_out_of_range'
+  | 'lone_surrogate';
 
 export type JsonReadResult =
   | { ok: true; value: JsonValue; canonical: string }
@@ -27,6 +28,9 @@ export interface JsonReadOptions {
 }
 
 const DEFAULT_MAX_DEPTH = 64;
+
+// With the u flag a well-formed pair is one code point, so only an unpaired half matches.
+const LONE_SURROGATE = /\p{Surrogate}/u;
 
 // ignoreBOM keeps a leading U+FEFF in the text so that it is rejected as syntax (RFC 8259 §8.1
 // forbids senders from adding one) rather than silently dropped.
@@ -251,20 +255,29 @@ class Reader {
     this.skipWhitespace();
   }
 
-  /** pos is at the opening quote. */
+  /**
+   * pos is at the opening quote. A string holding a surrogate that is not half of a pair fails:
+   * RFC 8259 leaves its meaning to the consumer, and SQLite would store it as U+FFFD, so the
+   * value read back would not be the value written.
+   */
   private readString(): string {
     const text = this.text;
     const length = this.length;
-    let i = this.pos + 1;
+    const start = this.pos;
+    let i = start + 1;
     let runStart = i;
     let out = '';
+    let surrogates = false;
     for (;;) {
       if (i >= length) throw new ReadFailure('syntax', length);
       const c = text.charCodeAt(i);
       if (c === CH_QUOTE) {
         this.pos = i + 1;
-        return runStart === i ? out : out + text.slice(runStart, i);
+        const value = runStart === i ? out : out + text.slice(runStart, i);
+        if (surrogates && LONE_SURROGATE.test(value)) throw new ReadFailure('lone_surrogate', start);
+        return value;
       }
+      if ((c & 0xf800) === 0xd800) surrogates = true;
       if (c === CH_BACKSLASH) {
         if (runStart !== i) out += text.slice(runStart, i);
         const escapeAt = i;
@@ -286,9 +299,9 @@ class Reader {
             const d = hexValue(text.charCodeAt(i + 3));
             const e = hexValue(text.charCodeAt(i + 4));
             if ((a | b | d | e) < 0) throw new ReadFailure('syntax', escapeAt);
-            // Lone surrogates are allowed by RFC 8259's grammar; they survive into the canonical
-            // text as escapes because JSON.stringify is well-formed.
-            out += String.fromCharCode((a << 12) | (b << 8) | (d << 4) | e);
+            const unit = (a << 12) | (b << 8) | (d << 4) | e;
+            if ((unit & 0xf800) === 0xd800) surrogates = true;
+            out += String.fromCharCode(unit);
             i += 4;
             break;
           }

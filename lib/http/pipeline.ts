@@ -4,6 +4,7 @@ import type { FixedWindowRateLimiter } from '../auth/rate-limit.js';
 import { ServiceError } from '../domain/errors.js';
 import { INT32_MAX } from '../schemas/common.js';
 import type { ClientStatements } from '../store/clients.js';
+import { isDatabaseBusy } from '../store/open.js';
 import type { ReadEpoch, SnapshotStatements } from '../store/snapshots.js';
 import type { Clock } from '../time/clock.js';
 import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './body.js';
@@ -33,7 +34,10 @@ export interface OperationContext {
   readonly headers: RequestHeaders;
   readonly operation: OperationSpec;
   readonly method: string;
-  /** The request path without its query (part of idempotency fingerprints). */
+  /**
+   * The operation's path with the parsed id (`/api/v1/tasks/1` also for `/api/v1/tasks/%31`),
+   * part of idempotency fingerprints: two spellings of one target are one request.
+   */
   readonly path: string;
   /** The data the request's synchronous reads see (for cached answers, see ResponseCache). */
   readonly epoch: ReadEpoch;
@@ -115,6 +119,11 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     const stack = error instanceof Error ? error.stack ?? error.message : String(error);
     // `request` itself may be what is wrong (an untyped host passing null): reading it must not throw here.
     const method = typeof request === 'object' && request !== null ? request.method : undefined;
+    if (isDatabaseBusy(error)) {
+      // Another connection held the database past the busy timeout; nothing was applied.
+      log('error', { traceId, message: 'database busy', method, error: stack });
+      return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
+    }
     log('error', { traceId, message: 'unexpected error', method, error: stack });
     return problemResponse('internal_error', traceId);
   }
@@ -138,7 +147,8 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       if (match === null) throw new ServiceError('route_not_found');
       const operation = match.operations.get(request.method);
       if (operation === undefined) throw new ServiceError('method_not_allowed', request.method, { allow: match.allow });
-      meta.route = BASE_PATH + operation.path;
+      const route = BASE_PATH + operation.path;
+      meta.route = route;
 
       // 2. Body size, before anything reads the body.
       const declared = Number(headers.get('content-length') ?? 0);
@@ -193,20 +203,14 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
         log('debug', { traceId, operation: operation.operationId, invalid: detail }),
       );
 
-      for (const { member, scope } of operation.memberScopes ?? []) {
-        const value = body?.value;
-        if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, member) && !principal.has(scope)) {
-          throw new ServiceError('permission_denied', `${member} needs scope ${scope}`);
-        }
-      }
-
       // 7. Target: existence, organisation and ownership.
       deps.targetChecks[operation.target]?.(principal, id, { epoch, cacheable });
 
       const handler = deps.handlers.get(operation.operationId);
       if (handler === undefined) throw new ServiceError('route_not_found');
       const context: OperationContext = {
-        traceId, now, principal, id, query, body, headers, operation, method: request.method, path, epoch, cacheable,
+        traceId, now, principal, id, query, body, headers, operation, method: request.method,
+        path: route.replace('{id}', String(id)), epoch, cacheable,
       };
       const result = handler(context);
       if (result instanceof Promise) {
@@ -221,6 +225,21 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       return finish(failure(error, traceId, request), traceId, rate, meta);
     }
   };
+}
+
+/**
+ * Scopes that single body members need on top of the operation's (`tasks:time` for
+ * `actualIntervals` in PATCH). A business rule (contract 1, step 11): the write runner checks it
+ * after If-Match and the claim header, and before a replay, which needs current authorisation.
+ */
+export function assertMemberScopes(context: Pick<OperationContext, 'operation' | 'body' | 'principal'>): void {
+  const value = context.body?.value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  for (const { member, scope } of context.operation.memberScopes ?? []) {
+    if (Object.hasOwn(value, member) && !context.principal.has(scope)) {
+      throw new ServiceError('permission_denied', `${member} needs scope ${scope}`);
+    }
+  }
 }
 
 /** Unknown or repeated query parameters are 400; booleans are exactly `true` or `false`. */

@@ -22,6 +22,9 @@ Format.Set(LOCAL_DATE_TIME_FORMAT, (value) => {
 
 export const INT32_MAX = 2147483647;
 
+/** Spec Limits: description, details, note text and responses, in characters (code points). */
+export const MAX_TEXT_LENGTH = 20000;
+
 /** A value or null; rendered as `nullable: true` in OpenAPI. */
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import {
-  AssistanceKind, Id, Int32, LocalDateTimeInput, Nullable, PriorityName, ResourceMode, TaskStatus, Uuid,
+  AssistanceKind, Id, Int32, LocalDateTimeInput, MAX_TEXT_LENGTH, Nullable, PriorityName, ResourceMode, TaskStatus, Uuid,
 } from './common.js';
 
 /**
@@ -32,7 +32,7 @@ const Minutes = Int32({ minimum: 0, maximum: 1000000 });
 export const TaskPatch = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 20000 }))),
+    description: Type.Optional(Nullable(Type.String({ maxLength: MAX_TEXT_LENGTH }))),
     status: Type.Optional(TaskStatus),
     sequence: Type.Optional(Int32({ minimum: 0, maximum: 100000 })),
     estimatedMinutes: Type.Optional(Minutes),
@@ -54,7 +54,7 @@ export const ActualEffort = Type.Object(
 );
 
 export const NoteCreate = Type.Object(
-  { text: Type.String({ minLength: 1, maxLength: 20000 }) },
+  { text: Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH }) },
   closed('NoteCreate'),
 );
 
@@ -62,7 +62,7 @@ export const AssistanceCreate = Type.Object(
   {
     humanAssigneeId: Id,
     title: Type.String({ minLength: 1, maxLength: 200 }),
-    details: Type.Optional(Nullable(Type.String({ maxLength: 20000 }))),
+    details: Type.Optional(Nullable(Type.String({ maxLength: MAX_TEXT_LENGTH }))),
     estimatedMinutes: Int32({ minimum: 1, maximum: 1000000 }),
     priority: Type.Optional(PriorityName),
     isBlocking: Type.Optional(Type.Boolean()),
@@ -77,7 +77,7 @@ export const IncomingPlan = Type.Object({ plannedStart: LocalDateTimeInput }, cl
 export const IncomingReassign = Type.Object({ assigneeId: Id }, closed('IncomingReassign'));
 
 export const IncomingComplete = Type.Object(
-  { response: Type.Optional(Nullable(Type.String({ maxLength: 20000 }))) },
+  { response: Type.Optional(Nullable(Type.String({ maxLength: MAX_TEXT_LENGTH }))) },
   closed('IncomingComplete'),
 );
 
@@ -102,7 +102,7 @@ export const ExternalEvaluation = Type.Union(
         decision: Type.Enum(['followup']),
         incomingId: Id,
         revision: Revision,
-        message: Type.String({ minLength: 1, maxLength: 20000 }),
+        message: Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH }),
       },
       { additionalProperties: false },
     ),

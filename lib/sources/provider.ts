@@ -42,9 +42,17 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const optionalText = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
-/** Reads a provider's refresh result; null when it is not a usable snapshot (a failure). */
+/** Absent, null or a string; anything else makes the answer malformed. */
+const isOptionalText = (value: unknown): boolean => value === undefined || value === null || typeof value === 'string';
+
+/**
+ * Reads a provider's refresh result; null when it is not a usable snapshot (a failure). Facts of
+ * the wrong type fail the refresh rather than read as null, which would record a change that
+ * never happened. A malformed reply is skipped: it cannot be recorded, and the facts still hold.
+ */
 export function parseSnapshot(value: unknown): SourceSnapshot | null {
   if (!isRecord(value) || typeof value['title'] !== 'string') return null;
+  if (!isOptionalText(value['description']) || !isOptionalText(value['businessStatus'])) return null;
   const replies: SourceReply[] = [];
   const rawReplies = value['replies'];
   if (rawReplies !== undefined && rawReplies !== null) {

@@ -32,6 +32,15 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
   return { db: handle, owned };
 }
 
+/**
+ * Whether `error` is SQLite finding the database locked by another connection past the busy
+ * timeout (a `load` or an embedder's long transaction): the request may succeed if retried.
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  if (!(error instanceof Database.SqliteError)) return false;
+  return /^SQLITE_(BUSY|LOCKED)(_|$)/.test(error.code);
+}
+
 /** Whether `value` looks like an open better-sqlite3 Database (duck-typed so any copy of the module works). */
 export function isDatabase(value: unknown): value is Db {
   if (typeof value !== 'object' || value === null) return false;

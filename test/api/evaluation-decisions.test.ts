@@ -224,6 +224,20 @@ t.test('EVALUATION: keepwaiting on a responded item that is not completed keeps 
   t.match(await readTask(h, 1), { blocked: true, requiresAttention: false, responsesAwaitingEvaluation: [] });
 });
 
+t.test('EVALUATION: a followup that would grow details past 20000 characters gives 422 invalid_field and changes nothing', async (t) => {
+  const h = world();
+  // 19,980 characters, astral ones included: the limit counts characters (code points), not UTF-16 units.
+  const details = '\u{1F600}'.repeat(9_990) + 'x'.repeat(9_990);
+  const { stageId, incomingId, revision } = await respondedRequest(h, 1, details);
+  const separator = '\n\nFollow-up: '.length;
+  const tooLong = 'y'.repeat(20_000 - 19_980 - separator + 1);
+  expectProblem(t, await evaluate(h, 1, { decision: 'followup', incomingId, revision, message: tooLong }), 'invalid_field', 'one character over');
+  t.match(await humanRequest(h, stageId), { details, responseState: 'responded' }, 'nothing changed');
+  const fits = tooLong.slice(1);
+  t.equal((await evaluate(h, 1, { decision: 'followup', incomingId, revision, message: fits })).status, 204, 'exactly 20000 characters fit');
+  t.equal([...(await humanRequest(h, stageId)).details as string].length, 20_000);
+});
+
 t.test('EVALUATION: followup appends the message to details and opens the question again', async (t) => {
   const h = world();
   const { stageId, incomingId, revision } = await respondedRequest(h, 1);

@@ -171,7 +171,7 @@ t.test('IDEMPOTENCY: a replay repeats the stored Location header (runner level; 
   let applied = 0;
   const request = (ifMatch: string) => ({
     principal, operation, method: 'POST', path: '/api/v1/tasks/1/human-requests', id: 1, now: h.clock.now(),
-    headers: requestHeaders({ 'if-match': ifMatch, 'idempotency-key': 'loc' }), canonicalBody: '{"title":"Help"}',
+    headers: requestHeaders({ 'if-match': ifMatch, 'idempotency-key': 'loc' }), canonicalBody: '{"title":"Help"}', assertMemberScopes: () => undefined,
   });
   const apply = () => {
     applied += 1;
@@ -250,6 +250,18 @@ t.test('IDEMPOTENCY: the same key on another operation or path, or with a change
   t.strictSame(notesOn(h, 1), ['original']);
   t.strictSame(notesOn(h, 3), []);
   t.equal(workspaceVersion(h), version);
+});
+
+t.test('IDEMPOTENCY: the fingerprint names the target, not its spelling: /tasks/%31 replays a write to /tasks/1', async (t) => {
+  const h = world();
+  const etag = await etagOf(h, 1);
+  const first = await h.call('POST', `${API}/tasks/1/notes`, { headers: { 'if-match': etag, 'idempotency-key': 'spelled' }, body: { text: 'once' } });
+  t.equal(first.status, 204);
+  const respelled = await h.call('POST', `${API}/tasks/%31/notes`, { headers: { 'if-match': etag, 'idempotency-key': 'spelled' }, body: { text: 'once' } });
+  t.equal(respelled.status, 204);
+  t.equal(respelled.headers['idempotent-replayed'], 'true', 'the same operation on the same task');
+  t.strictSame(notesOn(h, 1), ['once'], 'written once');
+  expectProblem(t, await h.call('POST', `${API}/tasks/%33/notes`, { headers: { 'if-match': await etagOf(h, 3), 'idempotency-key': 'spelled' }, body: { text: 'once' } }), 'idempotency_conflict', 'task 3 spelled %33 is still another task');
 });
 
 t.test('IDEMPOTENCY: keys are scoped per client and per organisation', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Harness } from '../helpers/service.js';
 import { baseFixture } from '../helpers/fixture.js';
-import { adaWorld, expectCode, patchTask, readTask, workspaceVersion, type TapTest } from '../helpers/api.js';
+import { API, adaWorld, etagOf, expectCode, patchTask, readTask, workspaceVersion, type TapTest } from '../helpers/api.js';
 
 /**
  * PATCH /tasks/{id}, the TaskPatch table: every member with valid and boundary values, omission,
@@ -58,6 +58,18 @@ t.test('PATCH: description accepts 20000 characters, 20001 gives 400, and null c
   await expectRejected(t, h, 1, [['20001 characters', { description: 'd'.repeat(20001) }], ['number', { description: 1 }]]);
   t.equal((await patchTask(h, 1, { description: null })).status, 204);
   t.equal((await readTask(h, 1)).description, null, 'null clears');
+});
+
+t.test('PATCH: text with a lone surrogate gives 400 (it could not be stored as sent); characters beyond the BMP are stored whole', async (t) => {
+  const h = adaWorld();
+  const before = await readTask(h, 1);
+  for (const raw of [String.raw`{"title":"\ud800x"}`, String.raw`{"description":"ok \udc00"}`]) {
+    const response = await h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': await etagOf(h, 1), 'content-type': 'application/json' }, raw });
+    expectCode(t, response, 400, 'validation_failed', raw);
+  }
+  t.strictSame(await readTask(h, 1), before, 'nothing changed');
+  t.equal((await patchTask(h, 1, { title: '\u{1F600} ready' })).status, 204);
+  t.equal((await readTask(h, 1)).title, '\u{1F600} ready', 'read back as written');
 });
 
 t.test('PATCH: sequence accepts 0 to 100000; outside, fractional or string values give 400', async (t) => {

@@ -1,7 +1,8 @@
 import t from 'tap';
 import type { Harness } from '../helpers/service.js';
 import { baseFixture, type FixtureShape } from '../helpers/fixture.js';
-import { adaWorld, patchTask, readTask, REMAINING_WARNING, type TapTest } from '../helpers/api.js';
+import { API, adaWorld, etagOf, patchTask, readTask, REMAINING_WARNING, type TapTest } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 
 /**
  * PATCH remainingMinutes, the deprecated input (contract 5 and 6): alone it becomes elapsed
@@ -166,4 +167,27 @@ t.test('PATCH: actualIntervals needs scope tasks:time as well as tasks:update (4
   const full = await patchTask(h, 1, { actualIntervals: [interval] });
   t.equal(full.status, 204, 'a client with tasks:time may send them');
   t.equal((await readTask(h, 1)).actualMinutes, 30);
+});
+
+t.test('PATCH: the tasks:time check for actualIntervals is a business rule: target, If-Match and claim header answer first', async (t) => {
+  const h = world();
+  const body = { actualIntervals: [] };
+  const send = (id: number, headers: Record<string, string>) => h.call('PATCH', `${API}/tasks/${id}`, { headers, body, token: PLANNER });
+  expectProblem(t, await send(999, { 'if-match': '"task-999-plan-1"' }), 'task_not_found', 'a missing task');
+  expectProblem(t, await send(7, { 'if-match': '"task-7-plan-1"' }), 'task_not_owned', "Bob's task");
+  expectProblem(t, await send(1, {}), 'precondition_required', 'no If-Match');
+  expectProblem(t, await send(1, { 'if-match': '"task-1-plan-0"' }), 'stale_update', 'a stale If-Match');
+  expectProblem(t, await send(11, { 'if-match': await etagOf(h, 11, PLANNER) }), 'task_claimed', 'a live lease and no X-Task-Claim');
+  expectProblem(t, await send(1, { 'if-match': await etagOf(h, 1, PLANNER) }), 'permission_denied', 'then the member scope');
+});
+
+t.test('PATCH: a replay with actualIntervals needs tasks:time still (an equivalent retry needs current authorisation)', async (t) => {
+  const h = world();
+  const body = { actualIntervals: [{ staffMemberId: 10, start: '2026-11-16T09:00:00', end: '2026-11-16T09:30:00' }] };
+  const etag = await etagOf(h, 1);
+  const send = () => h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': etag, 'idempotency-key': 'time-1' }, body });
+  t.equal((await send()).status, 204);
+  t.equal((await send()).headers['idempotent-replayed'], 'true', 'replayed while the client has the scope');
+  h.db.prepare("DELETE FROM api_client_scopes WHERE client_id = 100 AND scope = 'tasks:time'").run();
+  expectProblem(t, await send(), 'permission_denied', 'no replay once tasks:time is withdrawn');
 });

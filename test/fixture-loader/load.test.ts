@@ -107,6 +107,23 @@ t.test('FIXTURE: an assignee of another organisation is rejected and nothing is 
   expectFixtureError(t, (f) => { f.tasks[0]!['assignees'] = [{ staffMemberId: 20 }]; }, 'tasks[0].assignees[0].staffMemberId');
 });
 
+t.test('FIXTURE: a staff member, client, project or task cannot move to another organisation (rows elsewhere point at it)', async (t) => {
+  const indexOf = (rows: { id?: unknown }[], id: number) => rows.findIndex((row) => row.id === id);
+  const staff = indexOf(baseFixture().staff, 20);
+  expectFixtureError(t, (f) => { f.staff[staff]!['organisationId'] = 1; }, `staff[${staff}].organisationId`);
+  const client = indexOf(baseFixture().clients, 105);
+  expectFixtureError(t, (f) => { f.clients[client]!['organisationId'] = 1; f.clients[client]!['sponsorId'] = 11; f.clients[client]!['resourceId'] = 10; }, `clients[${client}].organisationId`);
+  const project = indexOf(baseFixture().projects, 9);
+  expectFixtureError(t, (f) => { f.projects[project]!['organisationId'] = 1; }, `projects[${project}].organisationId`);
+  const task = indexOf(baseFixture().tasks, 90);
+  expectFixtureError(t, (f) => { f.tasks[task]!['projectId'] = 1; f.tasks[task]!['assignees'] = [{ staffMemberId: 10 }]; }, `tasks[${task}].projectId`);
+  const db = freshDb();
+  loadFixture(db, baseFixture());
+  const moved = baseFixture();
+  moved.tasks[indexOf(moved.tasks, 1)]!['projectId'] = 2;
+  t.doesNotThrow(() => loadFixture(db, moved), 'a task may move to another project of its own organisation');
+});
+
 t.test('FIXTURE: a sponsor that is not human is rejected', async (t) => {
   expectFixtureError(t, (f) => { f.clients[0]!['sponsorId'] = 12; }, 'clients[0].sponsorId');
 });

@@ -110,7 +110,7 @@ class Generator {
   string(): string {
     const pool = [
       'a', 'b', 'Z', ' ', '"', '\\', '/', '\b', '\f', '\n', '\r', '\t', '\u0000', '\u001f', '\u007f',
-      'é', 'É', 'ß', 'İ', '\u2028', '\u2029', '\ufeff', '😀', '\ud800', '\udfff', '中', 'K',
+      'é', 'É', 'ß', 'İ', '\u2028', '\u2029', '\ufeff', '😀', '\u{10FFFF}', '中', 'K',
     ];
     let out = '';
     const length = this.int(8);
@@ -318,13 +318,14 @@ t.test('unknown or malformed escapes are syntax errors', async (tt) => {
   expectFailure(tt, '"\\u00', 'syntax', 1);
 });
 
-t.test('lone surrogate escapes are accepted and round-trip as escapes', async (tt) => {
-  const high = expectOk(tt, String.raw`"\ud800"`);
-  tt.equal(high.value, '\ud800');
-  tt.equal(high.canonical, String.raw`"\ud800"`);
-  const low = expectOk(tt, String.raw`["\uDFFF", "x\udc00y"]`);
-  tt.strictSame(low.value, ['\udfff', 'x\udc00y']);
-  tt.equal(low.canonical, String.raw`["\udfff","x\udc00y"]`);
+t.test('a lone surrogate, escaped or raw, fails as lone_surrogate at its string (its stored value would differ)', async (tt) => {
+  expectFailure(tt, String.raw`"\ud800"`, 'lone_surrogate', 0);
+  expectFailure(tt, String.raw`["ok", "x\udc00y"]`, 'lone_surrogate', 7);
+  expectFailure(tt, String.raw`{"\uDFFF": 1}`, 'lone_surrogate', 1);
+  expectFailure(tt, String.raw`"\ude00\ud83d"`, 'lone_surrogate', 0);
+  expectFailure(tt, '["\ud800"]', 'lone_surrogate', 1);
+  const pair = expectOk(tt, String.raw`["\ud83d\ude00", "\uD83D\uDE00x", "😀"]`);
+  tt.strictSame(pair.value, ['😀', '😀x', '😀'], 'escaped and raw pairs are characters');
 });
 
 t.test('unicode member names and escapes round-trip', async (tt) => {

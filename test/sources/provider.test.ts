@@ -6,7 +6,7 @@ import { stubTracker } from '../helpers/stub-tracker.js';
 
 /** Units of contract 9: reading what a provider returns, the deadline, the built-in http provider. */
 
-t.test('SOURCES: parseSnapshot reads title, description, businessStatus and replies and ignores unknown members', async (t) => {
+t.test('SOURCES: parseSnapshot reads title, description, businessStatus and replies, ignores unknown members and fails facts of the wrong type', async (t) => {
   t.strictSame(parseSnapshot({ title: 'A' }), { title: 'A', description: null, businessStatus: null, replies: [] }, 'only a title');
   t.strictSame(
     parseSnapshot({
@@ -21,8 +21,6 @@ t.test('SOURCES: parseSnapshot reads title, description, businessStatus and repl
   );
   t.strictSame(parseSnapshot({ title: 'A', description: null, businessStatus: null, replies: null }),
     { title: 'A', description: null, businessStatus: null, replies: [] }, 'explicit nulls');
-  t.strictSame(parseSnapshot({ title: 'A', description: 7, businessStatus: false }),
-    { title: 'A', description: null, businessStatus: null, replies: [] }, 'non-string optional facts read as null');
   const numbered = parseSnapshot({ title: 'A', replies: [{ id: 5, inReplyTo: 9, text: 't' }] });
   t.strictSame(numbered?.replies, [{ id: '5', inReplyTo: '9', author: null, text: 't', createdUtc: null }], 'numeric ids become strings');
   const mixed = parseSnapshot({ title: 'A', replies: [null, 'x', { id: 'r', text: 5 }, { text: 'no id' }, { id: 'ok', inReplyTo: null, text: 'kept' }] });
@@ -31,6 +29,8 @@ t.test('SOURCES: parseSnapshot reads title, description, businessStatus and repl
   for (const [label, value] of [
     ['null', null], ['a string', 'A'], ['an array', [{ title: 'A' }]], ['no title', { description: 'D' }],
     ['a numeric title', { title: 5 }], ['replies not an array', { title: 'A', replies: {} }], ['undefined', undefined],
+    ['a numeric description', { title: 'A', description: 7 }], ['a boolean businessStatus', { title: 'A', businessStatus: false }],
+    ['an array businessStatus', { title: 'A', businessStatus: ['x'] }],
   ] as const) {
     t.equal(parseSnapshot(value), null, `${label} is not a snapshot`);
   }

@@ -1,3 +1,4 @@
+import { MAX_TEXT_LENGTH } from '../../schemas/common.js';
 import type { ExternalEvaluationInput } from '../../schemas/requests.js';
 import type { AssistanceStatements } from '../../store/assistance.js';
 import type { SourceChangeStatements } from '../../store/source-changes.js';
@@ -51,9 +52,12 @@ export function externalEvaluation(deps: EvaluationDependencies) {
       };
       if (input.decision === 'keepwaiting') return commit(reopened);
       const message = nonblank(input.message, 'message');
+      const details = row.details === null ? message : `${row.details}\n\nFollow-up: ${message}`;
+      // The Limits hold for what is stored too: details never grow past what a request may send.
+      if (codePoints(details) > MAX_TEXT_LENGTH) throw new ServiceError('invalid_field', 'details would exceed the text limit');
       // Contract 8: the follow-up goes where the request went.
       if (row.stageId !== null) deps.publications.enqueueFollowUp(row.stageId, message, now);
-      return commit({ ...reopened, details: row.details === null ? message : `${row.details}\n\nFollow-up: ${message}` });
+      return commit({ ...reopened, details });
     },
   };
 
@@ -61,6 +65,13 @@ export function externalEvaluation(deps: EvaluationDependencies) {
     assistance.updateIncoming(update);
     return { status: 204, changed: true };
   }
+}
+
+/** Length in code points, as the request schemas count `maxLength`. */
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
 }
 
 export type ExternalEvaluation = ReturnType<typeof externalEvaluation>;

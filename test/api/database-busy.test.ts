@@ -1,0 +1,64 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createService } from '../../lib/service.js';
+import { loadFixture } from '../../lib/fixtures/load.js';
+import { manualClock } from '../../lib/time/clock.js';
+import { API } from '../helpers/api.js';
+import { expectProblem } from '../helpers/expect-problem.js';
+import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
+
+/**
+ * A database held by another connection (a long `load`, an embedder's transaction) past the busy
+ * timeout is a retry-later condition, not an internal error: 503 temporarily_unavailable.
+ */
+t.test('DATABASE BUSY: a write while another connection holds the write lock gives 503 temporarily_unavailable, and nothing changes', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wta-busy-'));
+  const path = join(dir, 'service.db');
+  const clock = manualClock(TEST_NOW);
+  const seed = new Database(path);
+  loadFixture(seed, baseFixture(), { now: clock.now() });
+  seed.close();
+  const db = new Database(path);
+  const errors: Record<string, unknown>[] = [];
+  const service = createService({ db, clock, rateLimit: 100_000, logger: { error: (entry) => errors.push(entry) } });
+  // The service's own timeout is 5 s; the test need not wait for it to run out.
+  db.pragma('busy_timeout = 0');
+  const other = new Database(path);
+  t.teardown(() => {
+    other.close();
+    service.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const call = async (method: string, url: string, headers: Record<string, string> = {}, body?: unknown) => {
+    const response = await service.handle({
+      method, url: `${API}${url}`,
+      headers: { authorization: `Bearer ${TOKENS.ada}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, headers: response.headers, text: response.body };
+  };
+  const notes = () => (db.prepare('SELECT count(*) AS n FROM notes WHERE task_id = 1').get() as { n: number }).n;
+
+  other.exec('BEGIN IMMEDIATE');
+  const read = await call('GET', '/tasks/1');
+  t.equal(read.status, 200, 'reads go on while another connection writes (WAL)');
+  const etag = read.headers['etag'] as string;
+  const write = () => call('POST', '/tasks/1/notes', { 'if-match': etag, 'idempotency-key': 'busy-1' }, { text: 'Hello' });
+
+  const refused = await write();
+  expectProblem(t, refused, 'temporarily_unavailable');
+  t.equal(refused.status, 503);
+  t.equal(refused.headers['retry-after'], '1', 'Retry-After tells the client when to try again');
+  t.equal(notes(), 0, 'nothing written');
+  t.match(errors, [{ message: 'database busy' }], 'the operator sees why in the log');
+
+  other.exec('ROLLBACK');
+  const retried = await write();
+  t.equal(retried.status, 204, 'the same request succeeds once the lock is gone');
+  t.equal(retried.headers['idempotent-replayed'], undefined, 'the refused attempt stored no receipt');
+  t.equal(notes(), 1);
+});
