@@ -125,17 +125,19 @@ t.test('GET /healthz answers 200 {"status":"ok"} outside /api/v1, unauthenticate
   await output.waitFor('stderr', /"route":"\/healthz","status":405/);
 });
 
-t.test('the health check answers 503 when the database does not answer, or while stopping', async (tt) => {
+t.test('the health check answers 503 when the database does not answer, or while stopping; every answer has X-Trace-Id', async (tt) => {
   const { db } = openDatabase(':memory:');
   let stopping = false;
   const passed: ServiceRequest[] = [];
   const handler = withHealthCheck({ handle: (request) => (passed.push(request), { status: 204, headers: {} }) }, { db, stopping: () => stopping });
   const get = (url: string, method = 'GET') => handler.handle({ method, url, headers: {} });
 
-  tt.match(await get('/healthz'), { status: 200, body: '{"status":"ok"}', headers: { 'content-type': 'application/json' }, meta: { route: '/healthz' } });
-  tt.match(await get('/healthz?probe=1', 'HEAD'), { status: 200 });
+  const traced = { 'x-trace-id': /^[0-9a-f]{32}$/ };
+  tt.match(await get('/healthz'), { status: 200, body: '{"status":"ok"}', headers: { 'content-type': 'application/json', ...traced }, meta: { route: '/healthz' } });
+  tt.match(await get('/healthz?probe=1', 'HEAD'), { status: 200, headers: traced });
+  tt.match(await get('/healthz', 'POST'), { status: 405, headers: traced });
   stopping = true;
-  tt.match(await get('/healthz'), { status: 503, body: '{"status":"unavailable"}' }, 'shutting down');
+  tt.match(await get('/healthz'), { status: 503, body: '{"status":"unavailable"}', headers: traced }, 'shutting down');
   stopping = false;
   db.close();
   tt.match(await get('/healthz'), { status: 503, body: '{"status":"unavailable"}' }, 'database closed');

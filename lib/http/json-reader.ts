@@ -21,7 +21,8 @@ export type JsonReadFailure =
 
 export type JsonReadResult =
   | { ok: true; value: JsonValue; canonical: string }
-  | { ok: false; failure: JsonReadFailure; offset: number };
+  /** `pointer` (RFC 6901) names the repeated member of a `duplicate_member` failure. */
+  | { ok: false; failure: JsonReadFailure; offset: number; pointer?: string };
 
 export interface JsonReadOptions {
   maxDepth?: number;
@@ -67,8 +68,11 @@ class ReadFailure {
   constructor(
     readonly failure: JsonReadFailure,
     readonly offset: number,
+    readonly pointer?: string,
   ) {}
 }
+
+const pointerSegment = (name: string | number): string => `/${String(name).replaceAll('~', '~0').replaceAll('/', '~1')}`;
 
 const CH_TAB = 0x09;
 const CH_LF = 0x0a;
@@ -124,9 +128,11 @@ class Reader {
     this.length = text.length;
   }
 
+  private readonly stack: Frame[] = [];
+
   read(): { value: JsonValue; canonical: string } {
     const text = this.text;
-    const stack: Frame[] = [];
+    const stack = this.stack;
     this.skipWhitespace();
 
     for (;;) {
@@ -234,6 +240,15 @@ class Reader {
     }
   }
 
+  /** The pointer of member `name` of the innermost object being read. */
+  private pointerTo(name: string): string {
+    let pointer = '';
+    for (const frame of this.stack.slice(0, -1)) {
+      pointer += pointerSegment(frame.isObject ? frame.pendingName : frame.value.length);
+    }
+    return pointer + pointerSegment(name);
+  }
+
   /** Reads `"name"` `:` and leaves pos at the member's value. */
   private readMemberName(frame: ObjectFrame): void {
     const start = this.pos;
@@ -244,7 +259,7 @@ class Reader {
     // Compared after decoding, so `"a"` and `"\u0061"` collide, and after lower-casing, because
     // downstream lookups may be case-insensitive and must not see two candidates.
     const folded = name.toLowerCase();
-    if (frame.names.has(folded)) throw new ReadFailure('duplicate_member', start);
+    if (frame.names.has(folded)) throw new ReadFailure('duplicate_member', start, this.pointerTo(name));
     frame.names.add(folded);
     frame.pendingName = name;
     this.skipWhitespace();
@@ -453,7 +468,11 @@ export function readJson(input: Uint8Array | string, options?: JsonReadOptions):
     const { value, canonical } = new Reader(text, resolveMaxDepth(options)).read();
     return { ok: true, value, canonical };
   } catch (error) {
-    if (error instanceof ReadFailure) return { ok: false, failure: error.failure, offset: error.offset };
+    if (error instanceof ReadFailure) {
+      return error.pointer === undefined
+        ? { ok: false, failure: error.failure, offset: error.offset }
+        : { ok: false, failure: error.failure, offset: error.offset, pointer: error.pointer };
+    }
     throw error;
   }
 }

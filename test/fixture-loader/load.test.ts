@@ -154,10 +154,16 @@ t.test('FIXTURE: a token shared by two clients is rejected', async (t) => {
   expectFixtureError(t, (f) => { f.clients[1]!['token'] = TOKENS.ada; }, 'clients[1].token');
 });
 
-t.test('FIXTURE: a file with duplicate members is rejected by the strict reader', async (t) => {
-  const dir = t.testdir({ 'dup.json': '{"organisations": [], "Organisations": []}' });
+t.test('FIXTURE: a file with duplicate members is rejected by the strict reader, naming the repeated member', async (t) => {
+  const dir = t.testdir({
+    'dup.json': '{"organisations": [], "Organisations": []}',
+    'deep.json': '{"staff": [{"id": 1}, {"id": 2, "calendar": {"mon": [], "MON": []}}]}',
+  });
   const db = freshDb();
-  t.throws(() => loadFixtureFile(db, join(dir, 'dup.json')), FixtureError);
+  const top = caught(() => loadFixtureFile(db, join(dir, 'dup.json')));
+  t.ok(top instanceof FixtureError && top.path === 'Organisations', `names Organisations (got ${String(top)})`);
+  const deep = caught(() => loadFixtureFile(db, join(dir, 'deep.json')));
+  t.ok(deep instanceof FixtureError && deep.path === 'staff[1].calendar.MON', `names staff[1].calendar.MON (got ${String(deep)})`);
 });
 
 t.test('FIXTURE: a fixture file loads like the object', async (t) => {

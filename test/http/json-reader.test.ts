@@ -415,6 +415,20 @@ t.test('a duplicate member differing only in case is rejected at depth 3', async
   expectFailure(tt, '{"a":{"b":{"c":1,"C":2}}}', 'duplicate_member', 17);
 });
 
+t.test('a duplicate member failure points at the repeated member (RFC 6901)', async (tt) => {
+  const cases: [string, string][] = [
+    ['{"a": 1, "A": 2}', '/A'],
+    ['[0, {"x": {"b": 1, "b": 2}}]', '/1/x/b'],
+    ['{"a/b": [{"~": 1, "~": 2}]}', '/a~1b/0/~0'],
+  ];
+  for (const [text, pointer] of cases) {
+    const result = readJson(text);
+    tt.equal(result.ok ? undefined : result.pointer, pointer, `${text} points at ${pointer}`);
+  }
+  const syntax = readJson('{"a": }');
+  tt.equal(syntax.ok ? 'parsed' : syntax.pointer, undefined, 'other failures have no pointer');
+});
+
 t.test('a member name spelled with escapes is a duplicate of its plain spelling', async (tt) => {
   expectFailure(tt, String.raw`{"a":1,"\u0061":2}`, 'duplicate_member', 7);
   expectFailure(tt, String.raw`{"A":1,"\u0061":2}`, 'duplicate_member', 7);
