@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import { ERROR_CATALOGUE } from '../http/problem.js';
 import { BASE_PATH, OPERATIONS, type OperationSpec } from '../http/operations.js';
+import { LEASE_TOKEN_PATTERN } from './requests.js';
 import { Problem } from './resources.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -106,7 +107,7 @@ const HEADERS: Record<string, JsonObject> = {
   'WWW-Authenticate': { description: 'Always Bearer.', schema: { type: 'string', enum: ['Bearer'] } },
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
   'Retry-After': { description: 'Whole seconds to the end of the rate-limit window, at least 1.', schema: { type: 'integer', minimum: 1 } },
-  ETag: { description: 'The quoted task ETag, equal to the etag field.', schema: { type: 'string' } },
+  ETag: { description: 'On task reads and writes the quoted task ETag (equal to the etag field); on Incoming actions the quoted new revision.', schema: { type: 'string' } },
   Location: { description: 'Path of the created assistance stage.', schema: { type: 'string' } },
   Warning: { description: '299 warning for deprecated input.', schema: { type: 'string' } },
   'Idempotent-Replayed': { description: 'true when the response is a stored receipt.', schema: { type: 'string', enum: ['true'] } },
@@ -122,7 +123,7 @@ const PARAMETERS: Record<string, JsonObject> = {
   IfMatchIncoming: { name: 'If-Match', in: 'header', required: true, description: 'The quoted Incoming revision (its etag). Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
   IdempotencyKeyRequired: { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9._:-]+$' } },
   IdempotencyKeyOptional: { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9._:-]+$' } },
-  TaskClaim: { name: 'X-Task-Claim', in: 'header', required: false, description: 'The live lease token; required for task writes while a live lease exists.', schema: { type: 'string', format: 'uuid' } },
+  TaskClaim: { name: 'X-Task-Claim', in: 'header', required: false, description: 'The live lease token; required for task writes while a live lease exists. Malformed or all-zero gives 400.', schema: { type: 'string', format: 'uuid', pattern: LEASE_TOKEN_PATTERN } },
   IfNoneMatch: { name: 'If-None-Match', in: 'header', required: false, description: 'A matching ETag gives 304.', schema: { type: 'string' } },
 };
 
@@ -177,6 +178,9 @@ function describeRules(operation: OperationSpec): string {
   if (operation.caller === 'anonymous') lines.push('Anonymous.');
   else if (operation.scope === null) lines.push('Needs authentication only (identity-only clients allowed).');
   else lines.push(`Scope: ${operation.scope}. Identity-only clients get 403.`);
+  for (const { member, scope } of operation.memberScopes ?? []) {
+    lines.push(`Sending ${member} also needs scope ${scope} (403 otherwise, checked with the business rules).`);
+  }
   if (operation.idempotencyKey !== 'none') lines.push(`Idempotency-Key: ${operation.idempotencyKey}.`);
   if (operation.body !== null && !operation.body.required) lines.push('The body is optional: none, empty or {}.');
   return lines.join(' ');
@@ -198,7 +202,8 @@ export function openApiDocument(): JsonObject {
     const codes = Object.entries(ERROR_CATALOGUE).filter(([, entry]) => entry.status === status).map(([code]) => code);
     responses[name] = {
       description: `${description} Codes: ${codes.join(', ')}.`,
-      headers: headerRefs([...headers, 'X-Trace-Id']),
+      // Authenticated answers carry the RateLimit fields, errors included (a 401 has no client).
+      headers: headerRefs([...headers, 'X-Trace-Id', ...(status === 401 ? [] : ['RateLimit', 'RateLimit-Policy'])]),
       content: { 'application/problem+json': { schema: problemSchema } },
     };
   }

@@ -13,10 +13,12 @@ const closed = (title: string) => ({ title, additionalProperties: false }) as co
 
 export const EmptyRequest = Type.Object({}, closed('EmptyRequest'));
 
-/** The all-zero UUID is malformed as a lease token (contract 2). */
+/** The all-zero UUID is malformed as a lease token (contract 2), in a body or in X-Task-Claim. */
+export const LEASE_TOKEN_PATTERN = '^(?!00000000-0000-0000-0000-000000000000$)';
+
 const LeaseToken = Type.String({
   format: 'uuid',
-  pattern: '^(?!00000000-0000-0000-0000-000000000000$)',
+  pattern: LEASE_TOKEN_PATTERN,
   description: 'The lease token; the all-zero UUID is rejected.',
 });
 
@@ -64,10 +66,11 @@ export const AssistanceCreate = Type.Object(
     title: Type.String({ minLength: 1, maxLength: 200 }),
     details: Type.Optional(Nullable(Type.String({ maxLength: MAX_TEXT_LENGTH }))),
     estimatedMinutes: Int32({ minimum: 1, maximum: 1000000 }),
-    priority: Type.Optional(PriorityName),
-    isBlocking: Type.Optional(Type.Boolean()),
-    assistanceKind: Type.Optional(AssistanceKind),
-    publishExternally: Type.Optional(Type.Boolean()),
+    // Defaults of contract 8, stated for the OpenAPI document; the use case applies them.
+    priority: Type.Optional({ ...PriorityName, default: 'normal' }),
+    isBlocking: Type.Optional(Type.Boolean({ default: true })),
+    assistanceKind: Type.Optional({ ...AssistanceKind, default: 'Question' }),
+    publishExternally: Type.Optional(Type.Boolean({ default: false })),
   },
   closed('AssistanceCreate'),
 );

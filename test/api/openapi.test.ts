@@ -191,6 +191,8 @@ t.test('GET /openapi.json: X-Task-Claim is an optional uuid header on task write
       t.ok(claim, `${row.method} ${row.path} declares X-Task-Claim`);
       t.equal(claim?.required, false, 'only required while a live lease exists');
       t.match(claim?.schema, { type: 'string', format: 'uuid' });
+      t.notOk(new RegExp(claim?.schema.pattern).test('00000000-0000-0000-0000-000000000000'), 'the all-zero uuid is outside the pattern');
+      t.ok(new RegExp(claim?.schema.pattern).test('6f1c8a52-3f7e-4a8e-9d1e-2b7f0c4d9a10'));
     } else {
       t.equal(claim, undefined, `${row.method} ${row.path} has no X-Task-Claim`);
     }
@@ -273,11 +275,23 @@ t.test('GET /openapi.json: every operation lists every error status of the Error
   t.ok(headersOf('401').includes('WWW-Authenticate'), '401 has WWW-Authenticate');
   t.ok(headersOf('405').includes('Allow'), '405 has Allow');
   t.ok(headersOf('429').includes('Retry-After'), '429 has Retry-After');
+  for (const status of ERROR_STATUSES.filter((status) => status !== '401')) {
+    t.ok(headersOf(status).includes('RateLimit') && headersOf(status).includes('RateLimit-Policy'), `${status} may carry the RateLimit fields`);
+  }
+  t.notOk(headersOf('401').includes('RateLimit'), 'a 401 has no client to count against');
   const error = doc.components.schemas.Error;
   t.strictSame(error.required.sort(), ['code', 'status', 'title', 'traceId', 'type']);
   t.equal(error.additionalProperties, false);
   t.strictSame(error.properties.type.enum, ['about:blank']);
   t.match(error.properties.status, { type: 'integer', minimum: 400, maximum: 599 });
+});
+
+t.test('GET /openapi.json: PATCH says actualIntervals needs tasks:time, and AssistanceCreate states the contract 8 defaults', async (t) => {
+  const { doc } = await servedDocument();
+  t.match(doc.paths['/tasks/{id}'].patch.description, /actualIntervals also needs scope tasks:time/);
+  t.match(doc.components.schemas.AssistanceCreate.properties, {
+    priority: { default: 'normal' }, isBlocking: { default: true }, assistanceKind: { default: 'Question' }, publishExternally: { default: false },
+  });
 });
 
 t.test('GET /openapi.json: the security scheme is http bearer, required everywhere but /openapi.json', async (t) => {
