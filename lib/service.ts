@@ -14,7 +14,7 @@ import { createPipeline } from './http/pipeline.js';
 import { Router } from './http/router.js';
 import type { ServiceRequest, ServiceResponse } from './http/types.js';
 import { resolveOptions, type ServiceOptions } from './options.js';
-import { createPlanner, PLAN_MAX_AGE_MS } from './plan/planner.js';
+import { createPlanner } from './plan/planner.js';
 import { remainingMinutesFor } from './plan/remaining.js';
 import type { Allocation } from './domain/tasks/read.js';
 import { planInputStatements } from './store/plan-inputs.js';
@@ -72,7 +72,7 @@ export function createService(options: ServiceOptions): Service {
   const allocation: Allocation = (principal, now) => {
     if (principal.resource === null) return { allocated: () => false, validUntil: Number.POSITIVE_INFINITY };
     const plan = planner.planFor(principal.organisationId, principal.resource.id, now);
-    return { allocated: (row) => plan.placements.has(row.id), validUntil: plan.computedAt + PLAN_MAX_AGE_MS };
+    return { allocated: (row) => plan.placements.has(row.id), validUntil: plan.validUntil };
   };
 
   const snapshots = snapshotStatements(db);

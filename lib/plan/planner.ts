@@ -4,15 +4,25 @@ import type { PlanInputStatements } from '../store/plan-inputs.js';
 import { localToEpochMs } from '../time/london.js';
 import { workingMinutesBetween } from './calendar.js';
 import { planResource, type PlanItem, type ResourcePlan } from './engine.js';
-import { assigneeRemaining, elapsedPlannedMinutes, ELAPSED_MINUTES_LIMIT } from './remaining.js';
+import { assigneeRemaining, elapsedUntilChange, ELAPSED_MINUTES_LIMIT } from './remaining.js';
 
 /** How long a plan may be reused at the same workspace version while time moves on. */
 export const PLAN_MAX_AGE_MS = 60_000;
 const MAX_CACHED_PLANS = 4096;
 
+/** A resource's plan and the instant before which it stays the current one. */
+export interface CurrentPlan extends ResourcePlan {
+  /**
+   * At most PLAN_MAX_AGE_MS after `computedAt`, and no later than the first instant a started
+   * task could run out of remaining minutes: such a task leaves the plan (contract 5 places only
+   * work with remaining minutes > 0), so a plan kept past that would still offer it.
+   */
+  readonly validUntil: number;
+}
+
 interface CachedPlan {
   readonly version: number;
-  readonly plan: ResourcePlan;
+  readonly plan: CurrentPlan;
 }
 
 export interface PlannerDependencies {
@@ -31,15 +41,21 @@ const instantOrZero = (local: string | null): number => (local === null ? 0 : lo
 export function createPlanner(deps: PlannerDependencies) {
   const cache = new Map<number, CachedPlan>();
 
-  function compute(resourceId: number, now: number): ResourcePlan {
+  function compute(resourceId: number, now: number): CurrentPlan {
     const calendar = deps.calendars.calendarOf(resourceId);
     const tasks: PlanItem[] = [];
+    let validUntil = now + PLAN_MAX_AGE_MS;
     for (const row of deps.inputs.tasks(resourceId)) {
       if (row.blocked === 1) continue;
-      const elapsed = elapsedPlannedMinutes(calendar, row.startedAt, now);
+      const elapsed = elapsedUntilChange(calendar, row.startedAt, now);
+      const minutes = assigneeRemaining(row, row.ownEstimate, row.assigneeCount, elapsed.minutes);
+      if (minutes > 0 && Number.isFinite(elapsed.until)) {
+        // Remaining time falls by at most one minute per elapsed working minute.
+        validUntil = Math.min(validUntil, elapsed.until + ((minutes - 1) * 60_000) / elapsed.minutesPerMinute);
+      }
       tasks.push({
         id: row.id,
-        minutes: assigneeRemaining(row, row.ownEstimate, row.assigneeCount, elapsed),
+        minutes,
         notBefore: Math.max(instantOrZero(row.earliestStart), instantOrZero(row.releaseDate)),
       });
     }
@@ -53,15 +69,15 @@ export function createPlanner(deps: PlannerDependencies) {
         notBefore: startedAt ?? instantOrZero(item.plannedStart),
       };
     });
-    return planResource({ now, calendar, reservations, tasks });
+    return { ...planResource({ now, calendar, reservations, tasks }), validUntil };
   }
 
   return {
     /** The plan of one resource at the organisation's current workspace version. */
-    planFor(organisationId: number, resourceId: number, now: number): ResourcePlan {
+    planFor(organisationId: number, resourceId: number, now: number): CurrentPlan {
       const version = deps.organisations.workspaceVersion(organisationId);
       const cached = cache.get(resourceId);
-      if (cached !== undefined && cached.version === version && now >= cached.plan.computedAt && now - cached.plan.computedAt < PLAN_MAX_AGE_MS) {
+      if (cached !== undefined && cached.version === version && now >= cached.plan.computedAt && now < cached.plan.validUntil) {
         return cached.plan;
       }
       const plan = compute(resourceId, now);

@@ -24,14 +24,16 @@ export function elapsedPlannedMinutes(calendar: WeeklyCalendar, startedAt: strin
  * in a valid calendar, so normally at wall speed): the answer cannot reach the next whole minute
  * sooner than that. Past the limit it never changes.
  */
-export function elapsedUntilChange(calendar: WeeklyCalendar, startedAt: string | null, now: number): { minutes: number; until: number } {
-  if (startedAt === null) return { minutes: 0, until: Number.POSITIVE_INFINITY };
+export function elapsedUntilChange(
+  calendar: WeeklyCalendar, startedAt: string | null, now: number,
+): { minutes: number; until: number; minutesPerMinute: number } {
+  let rate = 1;
+  if (startedAt === null) return { minutes: 0, until: Number.POSITIVE_INFINITY, minutesPerMinute: rate };
   const exact = workingMinutesBetween(calendar, localToEpochMs(startedAt), now, ELAPSED_MINUTES_LIMIT);
   const minutes = Math.floor(exact);
-  if (minutes >= ELAPSED_MINUTES_LIMIT) return { minutes, until: Number.POSITIVE_INFINITY };
-  let rate = 1;
+  if (minutes >= ELAPSED_MINUTES_LIMIT) return { minutes, until: Number.POSITIVE_INFINITY, minutesPerMinute: rate };
   for (const intervals of calendar.values()) rate = Math.max(rate, intervals.length);
-  return { minutes, until: now + Math.max(1, Math.floor(((minutes + 1 - exact) * 60_000) / rate)) };
+  return { minutes, until: now + Math.max(1, Math.floor(((minutes + 1 - exact) * 60_000) / rate)), minutesPerMinute: rate };
 }
 
 /** The fields of a task that remaining time depends on. */

@@ -153,6 +153,18 @@ t.test('PLAN: earliestStart and releaseDate hold a task back until they arrive; 
   t.equal((await claim(h, 65)).status, 200);
 });
 
+t.test('PLAN: a started task whose remaining minutes run out is no longer offered or claimable, even under a plan less than a minute old', async (t) => {
+  const fixture = withTasks({
+    id: 70, projectId: 1, title: 'Nearly done', sequence: 3, status: 'InProgress', startedAt: '2026-11-16T09:00:00',
+    estimatedMinutes: 60, assignees: [{ staffMemberId: 10 }],
+  });
+  const h = world(fixture, '2026-11-16T09:59:30Z');
+  t.ok((await available(h)).includes(70), 'one minute remains at 09:59:30');
+  h.clock.set('2026-11-16T10:00:10Z');
+  t.notOk((await available(h)).includes(70), 'at 10:00:10 nothing remains, and the estimate is not 0');
+  t.equal((await claim(h, 70)).json.code, 'task_not_runnable');
+});
+
 t.test('PLAN: Assignment minutes: Independent assignees carry their own estimate or the task\'s; Collaboration assignees share it', async (t) => {
   const both = (bob: Record<string, unknown> = {}) => [{ staffMemberId: 10 }, { staffMemberId: 12, ...bob }];
   const h = world(withTasks(

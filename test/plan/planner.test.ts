@@ -188,3 +188,20 @@ t.test('PLANNER: a plan is reused while the workspace version is unchanged and i
   t.strictSame(placed(later), { 1: ['2026-11-16T10:01:00', '2026-11-16T12:01:00'] }, 'from the new now');
   t.not(w.plan(ADA, NOW), later, 'a clock moved back does not use a plan from its future');
 });
+
+t.test('PLANNER: a plan is recomputed, even under a minute old, once a started task may have run out of remaining minutes', async (t) => {
+  // Started 09:00 with 60 minutes: at 09:59:30 one minute remains, until 10:00:00.
+  const w = world([
+    { id: 1, projectId: 4, title: 'Nearly done', status: 'InProgress', startedAt: '2026-11-16T09:00:00', estimatedMinutes: 60, assignees: ada },
+    { id: 2, projectId: 1, title: 'Not started', estimatedMinutes: 30, assignees: ada },
+  ]);
+  const first = w.plan(ADA, NOW - 30_000);
+  t.ok(first.placements.has(1), 'planned while a minute remains');
+  t.equal(first.validUntil, NOW, 'current until the instant its last minute may be used up');
+  t.equal(w.plan(ADA, NOW - 1), first, 'reused before then');
+  const later = w.plan(ADA, NOW + 10_000);
+  t.not(later, first, 'recomputed 40 s after the first, inside the minute a plan is otherwise kept');
+  t.notOk(later.placements.has(1), 'nothing remains: no longer planned');
+  t.ok(later.placements.has(2));
+  t.equal(later.validUntil, NOW + 10_000 + PLAN_MAX_AGE_MS, 'no started task left: kept the full minute');
+});
