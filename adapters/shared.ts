@@ -47,11 +47,15 @@ export function handleSafely(service: Handler, request: ServiceRequest): Service
   return result instanceof Promise ? result.catch(() => internalErrorResponse()) : result;
 }
 
-/** Runs an embedder's observer; its failure must never cost the client its answer. */
-export function observe<T>(callback: ((response: ServiceResponse, request: T) => void) | undefined, response: ServiceResponse, request: T): void {
+/**
+ * Runs an embedder's observer; its failure must never cost the client its answer, nor the process
+ * its life: an async observer's rejection is swallowed too, not left unhandled.
+ */
+export function observe<T>(callback: ((response: ServiceResponse, request: T) => unknown) | undefined, response: ServiceResponse, request: T): void {
   if (callback === undefined) return;
   try {
-    callback(response, request);
+    const result = callback(response, request);
+    if (result instanceof Promise) result.catch(() => undefined);
   } catch {
     // The embedder's own code; nothing sensible is left to report to.
   }

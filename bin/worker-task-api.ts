@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
-import { SCOPES } from '../lib/auth/scopes.js';
+import { isScope, SCOPES } from '../lib/auth/scopes.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
 import type { ResponseMeta } from '../lib/http/types.js';
 import type { Db } from '../lib/store/open.js';
@@ -217,12 +217,13 @@ async function serve(args: string[]): Promise<void> {
   const db = await openDb(values.db);
   let demoToken: string | undefined;
   try {
+    const demoPath = packageFile('fixtures/demo.json');
+    // Only an empty database gets the demo, so a restart keeps what the user changed. It goes in
+    // before --fixture, which is then loaded over it (on an empty database both are wanted).
+    const empty = (db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0) === 0;
+    if (demo && empty) err(`demo: ${summaryLine(loadFixtureFile(db, demoPath))}`);
     if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);
     if (demo) {
-      const demoPath = packageFile('fixtures/demo.json');
-      // Only an empty database gets the demo, so a restart keeps what the user changed.
-      const organisations = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0;
-      if (organisations === 0) err(`demo: ${summaryLine(loadFixtureFile(db, demoPath))}`);
       const token = demoAgentToken(demoPath);
       const active = token === undefined ? undefined : db.prepare<[string], { id: number }>(
         'SELECT id FROM api_clients WHERE token_hash = ? AND is_active = 1',
@@ -270,6 +271,21 @@ async function serve(args: string[]): Promise<void> {
   server.on('request', logRequest);
   server.on('checkContinue', logRequest);
 
+  // Once stopping, every answer still to be sent says `Connection: close`, so keep-alive clients
+  // let go and the process can exit as soon as the last request is answered. Prepended: the
+  // adapter may answer synchronously, and headers must be set before it writes them.
+  const unanswered = new Set<ServerResponse>();
+  const trackAnswer = (_req: IncomingMessage, res: ServerResponse): void => {
+    if (stopping) {
+      res.setHeader('connection', 'close');
+      return;
+    }
+    unanswered.add(res);
+    res.once('close', () => unanswered.delete(res));
+  };
+  server.prependListener('request', trackAnswer);
+  server.prependListener('checkContinue', trackAnswer);
+
   const shutDown = (): void => {
     service.close();
     if (db.open) db.close();
@@ -303,6 +319,7 @@ async function serve(args: string[]): Promise<void> {
       return;
     }
     stopping = true;
+    for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
     err(JSON.stringify({ time: new Date().toISOString(), level: 'info', message: 'stopping', signal }));
     server.close(() => {
       // Publications to linked sources in flight finish first (each is bounded by its deadline).
@@ -415,6 +432,9 @@ async function client(args: string[]): Promise<void> {
       const resourceId = resourceText === undefined ? null : parseId(resourceText, '--resource');
       const scopes = values['scope'];
       if (!Array.isArray(scopes) || scopes.length === 0) throw new UsageError('at least one --scope is required');
+      // A bad flag value is a usage error (exit 2), found before the database is opened.
+      const unknownScope = scopes.find((scope) => typeof scope !== 'string' || !isScope(scope));
+      if (unknownScope !== undefined) throw new UsageError(`unknown scope "${String(unknownScope)}" (scopes: ${SCOPES.join(', ')})`);
       const db = await openDb(str('db'));
       try {
         const created = adminClients(db).create({
@@ -482,7 +502,8 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   switch (command) {
     case undefined:
-      process.stdout.write(USAGE);
+      // A usage error like any other: the usage goes to stderr (only --help's goes to stdout).
+      process.stderr.write(USAGE);
       process.exitCode = 2;
       return;
     case '--help':

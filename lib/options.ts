@@ -56,6 +56,16 @@ const stderrLogger: Logger = {
 const hasMethod = (value: object, name: string): boolean =>
   typeof (value as Record<string, unknown>)[name] === 'function';
 
+/** One call at construction: a clock answering anything but a finite number would fail every request. */
+function answersEpochMs(clock: Clock): boolean {
+  try {
+    const sample: unknown = clock.now();
+    return typeof sample === 'number' && Number.isFinite(sample);
+  } catch {
+    return false;
+  }
+}
+
 /** Checks options once, at construction, with exact messages (documented in the README). */
 export function resolveOptions(options: unknown): ResolvedOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -69,7 +79,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (!((typeof db === 'string' && db.length > 0) || isDatabase(db))) {
     throw new TypeError("createService: options.db must be a file path, ':memory:' or an open better-sqlite3 Database");
   }
-  if (clock !== undefined && (typeof clock !== 'object' || clock === null || !hasMethod(clock, 'now'))) {
+  if (clock !== undefined && !(typeof clock === 'object' && clock !== null && hasMethod(clock, 'now') && answersEpochMs(clock as Clock))) {
     throw new TypeError('createService: options.clock must be an object with a now() method returning epoch milliseconds');
   }
   if (rateLimit !== undefined && !(Number.isInteger(rateLimit) && (rateLimit as number) >= 1 && (rateLimit as number) <= 1e9)) {
@@ -77,7 +87,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   const providers = new Map<string, SourceProvider>();
   if (sources !== undefined) {
-    if (typeof sources !== 'object' || sources === null || Array.isArray(sources)) {
+    // A Map has no own entries to read: its providers would be ignored without a word.
+    if (typeof sources !== 'object' || sources === null || Array.isArray(sources) || sources instanceof Map) {
       throw new TypeError('createService: options.sources must be an object mapping provider keys to providers');
     }
     for (const [key, provider] of Object.entries(sources)) {

@@ -132,7 +132,17 @@ export function createService(options: ServiceOptions): Service {
     handle(request) {
       const response = handle(request);
       // Failed publications are retried later, driven by traffic: no timer keeps the process busy.
-      publisher.kickIfDue();
+      // The answer is already made: a failure here (a closed database, an embedder's clock that
+      // throws) is the log's business, never the client's, and handle() must not throw.
+      try {
+        publisher.kickIfDue();
+      } catch (error) {
+        try {
+          resolved.logger.error({ message: 'publication check failed', error: error instanceof Error ? error.stack ?? error.message : String(error) });
+        } catch {
+          // The embedder's logger; nothing is left to report to.
+        }
+      }
       return response;
     },
     idle: () => publisher.idle(),

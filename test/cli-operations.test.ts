@@ -240,6 +240,7 @@ t.test('WTA_* configure serve; SIGTERM lets a request in flight finish, then clo
   tracker.release();
   const answer = await inFlight;
   tt.equal(answer.status, 200, 'the request in flight got its answer');
+  tt.equal(answer.headers.get('connection'), 'close', 'and a Connection: close, so its keep-alive connection does not hold up the exit');
   tt.same(((await answer.json()) as { id: number }[]).map((task) => task.id), [1, 2], 'WTA_FIXTURE was loaded; the refreshed task is offered');
   tt.equal(answer.headers.get('ratelimit-policy'), '"default";q=5;w=60', 'WTA_RATE_LIMIT');
   tt.same(await exited(child), { code: 0, signal: null });

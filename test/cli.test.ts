@@ -73,6 +73,21 @@ t.test('serve --demo does not reload the demo into a non-empty database', async 
   tt.equal(other.status, 200, 'the rest of the data is still there');
 });
 
+t.test('serve --demo --fixture on an empty database loads the demo, then the fixture over it', async (tt) => {
+  const dir = tt.testdir();
+  const fixture = join(dir, 'mine.json');
+  writeFileSync(fixture, JSON.stringify({
+    organisations: [{ id: 50, name: 'Mine' }],
+    staff: [{ id: 500, organisationId: 50, name: 'Me', kind: 'human' }, { id: 501, organisationId: 50, name: 'Bot', kind: 'agent' }],
+    clients: [{ id: 5000, organisationId: 50, name: 'my-bot', token: 'wta_mine_bot_0123456789', sponsorId: 500, resourceId: 501, scopes: ['tasks:read'] }],
+  }));
+  const { base, output } = await serve(tt, ['--demo', '--fixture', fixture, '--db', join(dir, 'both.sqlite')]);
+  await output.waitFor('stdout', /\/api\/v1\/tasks\/available$/m);
+  const identity = (token: string) => fetch(`${base}/api/v1/identity`, { headers: { authorization: `Bearer ${token}` } }).then((response) => response.status);
+  tt.equal(await identity(DEMO_AGENT), 200, 'the demo was loaded, and its token printed');
+  tt.equal(await identity('wta_mine_bot_0123456789'), 200, 'and the fixture too');
+});
+
 t.test('load rejects a bad fixture naming the path and writes nothing', async (tt) => {
   const dir = tt.testdir();
   const fixture = JSON.parse(readFileSync(DEMO, 'utf8')) as { tasks: { assignees: { staffMemberId: number }[] }[] };
@@ -163,7 +178,7 @@ t.test('SIGTERM stops serve cleanly with exit code 0', async (tt) => {
   tt.notOk(existsSync(`${path}-wal`), 'the database was closed (its WAL checkpointed away)');
 });
 
-t.test('unknown flag exits 2 with usage', async (tt) => {
+t.test('unknown flag, unknown command, bad value or no command exits 2 with the usage on stderr', async (tt) => {
   const unknown = await run(['serve', '--no-such-flag']);
   tt.equal(unknown.code, 2);
   tt.match(unknown.stderr, /--no-such-flag/);
@@ -174,9 +189,14 @@ t.test('unknown flag exits 2 with usage', async (tt) => {
   tt.equal(badSource.code, 2);
   tt.match(badSource.stderr, /--source must be KEY=BASEURL/);
 
+  const badScope = await run(['client', 'create', '--org', '1', '--name', 'x', '--sponsor', '11', '--scope', 'tasks:read', '--scope', 'nope']);
+  tt.equal(badScope.code, 2, 'an unknown --scope is a bad value');
+  tt.match(badScope.stderr, /unknown scope "nope"/);
+
   const none = await run([]);
   tt.equal(none.code, 2);
-  tt.match(none.stdout, /Usage: worker-task-api/);
+  tt.match(none.stderr, /Usage: worker-task-api/, 'no command is a usage error: the usage on stderr');
+  tt.equal(none.stdout, '');
 
   const help = await run(['--help']);
   tt.equal(help.code, 0);

@@ -117,8 +117,14 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       return problemResponse(error.code, traceId, extra);
     }
     const stack = error instanceof Error ? error.stack ?? error.message : String(error);
-    // `request` itself may be what is wrong (an untyped host passing null): reading it must not throw here.
-    const method = typeof request === 'object' && request !== null ? request.method : undefined;
+    // `request` itself may be what is wrong (an untyped host passing null, a getter that throws):
+    // reading it must not throw here.
+    let method: unknown;
+    try {
+      method = typeof request === 'object' && request !== null ? request.method : undefined;
+    } catch {
+      method = undefined;
+    }
     if (isDatabaseBusy(error)) {
       // Another connection held the database past the busy timeout; nothing was applied.
       log('error', { traceId, message: 'database busy', method, error: stack });
@@ -146,7 +152,12 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       const match = routable ? deps.router.find(path.slice(BASE_PATH.length)) : null;
       if (match === null) throw new ServiceError('route_not_found');
       const operation = match.operations.get(request.method);
-      if (operation === undefined) throw new ServiceError('method_not_allowed', request.method, { allow: match.allow });
+      if (operation === undefined) {
+        // The path is an operation's, only the method is wrong: the log still names the route.
+        const known = match.operations.values().next();
+        if (known.done !== true) meta.route = BASE_PATH + known.value.path;
+        throw new ServiceError('method_not_allowed', request.method, { allow: match.allow });
+      }
       const route = BASE_PATH + operation.path;
       meta.route = route;
 

@@ -165,6 +165,19 @@ t.test('a handler that throws or rejects becomes the core 500, with nothing of t
   }
 });
 
+t.test('an onResponse that throws or rejects costs neither the answer nor the process', async (tt) => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  tt.teardown(() => void process.off('unhandledRejection', onUnhandled));
+  for (const onResponse of [() => { throw new Error('sync'); }, async () => { throw new Error('async'); }]) {
+    const handler = toFetchHandler(noContent, { onResponse });
+    tt.equal((await handler(new Request(`${ORIGIN}/x`))).status, 204);
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  tt.strictSame(unhandled, [], 'no unhandled rejection');
+});
+
 t.test('a body that fails while being read rejects (the client went away)', async (tt) => {
   const recorder = recording(noContent);
   const stream = new ReadableStream<Uint8Array>({

@@ -93,3 +93,29 @@ t.test('ERRORS: a logger that throws still yields the sanitised 500', async (t) 
   db.close();
   expectProblem(t, await service.handle(request), 'internal_error', 'a 500 with a throwing error()');
 });
+
+t.test('ERRORS: handle() never throws: not after close(), nor with a clock that starts throwing (the answer is a 500 or the document)', async (t) => {
+  const request = { method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${TOKENS.ada}` } };
+  const errors: Record<string, unknown>[] = [];
+  const closed = createService({ db: ':memory:', logger: { error: (entry) => errors.push(entry) } });
+  closed.close();
+  let answer: unknown;
+  t.doesNotThrow(() => { answer = closed.handle(request); }, 'a closed service answers');
+  expectProblem(t, await (answer as ReturnType<typeof closed.handle>), 'internal_error');
+  t.doesNotThrow(() => { answer = closed.handle({ method: 'GET', url: '/api/v1/openapi.json', headers: {} }); });
+  t.equal((await (answer as ReturnType<typeof closed.handle>)).status, 200, 'the anonymous document needs no database');
+  t.ok(errors.some((entry) => entry['message'] === 'publication check failed'), 'the failed background check is logged');
+
+  // A clock that answers when the service is created (it is checked then) and breaks later.
+  let calls = 0;
+  const clock = { now: () => { calls += 1; if (calls > 1) throw new Error('clock broke'); return Date.now(); } };
+  const broken = createService({ db: ':memory:', clock, logger: { error: () => undefined } });
+  t.doesNotThrow(() => { answer = broken.handle({ method: 'GET', url: '/api/v1/openapi.json', headers: {} }); }, 'a throwing clock');
+  t.equal((await (answer as ReturnType<typeof broken.handle>)).status, 200);
+  t.doesNotThrow(() => { answer = broken.handle(request); });
+  t.equal((await (answer as ReturnType<typeof broken.handle>)).status, 401, 'an unknown token fails before the clock is read');
+
+  const hostile = new Proxy({}, { get: () => { throw new Error('getter'); } });
+  t.doesNotThrow(() => { answer = broken.handle(hostile as typeof request); }, 'a request whose every property throws');
+  expectProblem(t, await (answer as ReturnType<typeof broken.handle>), 'internal_error');
+});

@@ -59,6 +59,11 @@ t.test('PIPELINE: another method on a known path gives 405 method_not_allowed wi
     expectProblem(t, response, 'method_not_allowed', `${method} ${url}`);
     t.equal(response.headers['allow'], allow, `${method} ${url}: Allow: ${allow}`);
   }
+  // For the host's request log: the path is an operation's, so the 405 still names its route.
+  const logged = await h.service.handle({ method: 'DELETE', url: '/api/v1/tasks/1', headers: {} });
+  t.strictSame(logged.meta, { route: '/api/v1/tasks/{id}' }, 'meta names the route template');
+  const unknown = await h.service.handle({ method: 'GET', url: '/api/v1/nothing', headers: {} });
+  t.equal(unknown.meta, undefined, 'an unknown path has no route');
 });
 
 t.test('PIPELINE: static paths win over {id}: POST /tasks/available and DELETE /tasks/waiting are 405 with Allow: GET', async (t) => {

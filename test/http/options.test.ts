@@ -48,7 +48,11 @@ t.test('OPTIONS: a bad db throws TypeError', async (t) => {
 });
 
 t.test('OPTIONS: a bad clock throws TypeError', async (t) => {
-  for (const [clock, what] of [[null, 'null'], [() => 0, 'a function'], [{}, 'no now()'], [{ now: 5 }, 'now not a function'], [Date.now(), 'a number']] as const) {
+  for (const [clock, what] of [
+    [null, 'null'], [() => 0, 'a function'], [{}, 'no now()'], [{ now: 5 }, 'now not a function'], [Date.now(), 'a number'],
+    [{ now: () => 'x' }, 'now() answering a string'], [{ now: () => Number.NaN }, 'now() answering NaN'],
+    [{ now: () => { throw new Error('no time'); } }, 'now() throwing'],
+  ] as const) {
     expectTypeError(t, { db: ':memory:', clock }, CLOCK_MESSAGE, what);
   }
 });
@@ -60,7 +64,7 @@ t.test('OPTIONS: a bad rateLimit throws TypeError', async (t) => {
 });
 
 t.test('OPTIONS: bad sources throw TypeError', async (t) => {
-  for (const [sources, what] of [[null, 'null'], [[], 'an array'], ['http', 'a string']] as const) {
+  for (const [sources, what] of [[null, 'null'], [[], 'an array'], ['http', 'a string'], [new Map([['http', provider]]), 'a Map (its entries are not own properties)']] as const) {
     expectTypeError(t, { db: ':memory:', sources }, SOURCES_MESSAGE, what);
   }
   expectTypeError(t, { db: ':memory:', sources: { http: {} } }, 'createService: options.sources.http must have refresh() and publish() methods', 'an empty provider');

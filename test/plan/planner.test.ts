@@ -2,7 +2,7 @@ import t from 'tap';
 import Database from 'better-sqlite3';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import type { ResourcePlan } from '../../lib/plan/engine.js';
-import { createPlanner, PLAN_MAX_AGE_MS, type Planner } from '../../lib/plan/planner.js';
+import { createPlanner, PLAN_MAX_AGE_MS, type CurrentPlan, type Planner } from '../../lib/plan/planner.js';
 import { calendarStatements } from '../../lib/store/calendars.js';
 import type { Db } from '../../lib/store/open.js';
 import { organisationStatements } from '../../lib/store/organisations.js';
@@ -24,7 +24,7 @@ const NOW = localToEpochMs('2026-11-16T10:00:00');
 interface World {
   db: Db;
   planner: Planner;
-  plan(resourceId: number, now?: number): ResourcePlan;
+  plan(resourceId: number, now?: number): CurrentPlan;
 }
 
 /** One organisation: agents Ada and Bob, human Grace (default calendars), a project per priority. */
