@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
 import type { ServiceResponse } from '../lib/http/types.js';
-import { handleSafely, mountedUrl, normalisePrefix, observe, sendsBody, type Handler } from './shared.js';
+import { handleSafely, mountedUrl, normalisePrefix, observe, originForm, sendsBody, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -65,7 +65,7 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
     const dispatch = (body: Buffer | undefined): void => {
       const result = handleSafely(service, {
         method: req.method ?? 'GET',
-        url: mountedUrl(req.url ?? '/', prefix),
+        url: mountedUrl(originForm(req.url ?? '/'), prefix),
         headers: req.headers,
         body,
       });

@@ -14,6 +14,18 @@ export function normalisePrefix(prefix: string | undefined, caller: string): str
   return normalised;
 }
 
+/**
+ * The origin form (`/path?query`) of a request target. RFC 9112 (3.2.2) has servers accept the
+ * absolute form too (`http://host/path?query`), which proxies send; its host part is dropped.
+ */
+export function originForm(target: string): string {
+  if (target.startsWith('/')) return target;
+  const authority = /^https?:\/\/[^/?#]*/i.exec(target);
+  if (authority === null) return target;
+  const rest = target.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 /** The path and query as the service sees them: the prefix stripped, `/` for anything outside it. */
 export function mountedUrl(url: string, prefix: string): string {
   if (prefix === '') return url;

@@ -172,6 +172,16 @@ t.test('prefix mounting serves /app/api/v1/openapi.json and nothing outside the 
   }
 });
 
+t.test('an absolute-form request target (as proxies send) reaches handle() as its path and query', async (tt) => {
+  const recorder = recording({ handle: () => ({ status: 204, headers: {} }) });
+  const { port } = await listen(tt, recorder, { prefix: '/app' });
+  for (const target of ['http://proxy.example/app/api/v1/identity?x=1', 'HTTP://proxy.example:8080/app/api/v1/identity?x=1']) {
+    const response = await raw(port, [`GET ${target} HTTP/1.1\r\nHost: proxy.example\r\nConnection: close\r\n\r\n`]);
+    tt.equal(statusOf(response), 204, target);
+  }
+  tt.strictSame(recorder.seen.map((request) => request.url), ['/api/v1/identity?x=1', '/api/v1/identity?x=1'], 'the host part is dropped, the prefix stripped');
+});
+
 t.test('onResponse sees the route template and client id; the client is sent neither', async (tt) => {
   const { service } = adaWorld();
   tt.teardown(() => service.close());
