@@ -25,7 +25,7 @@ export interface WriteRequest {
   readonly principal: Principal;
   readonly operation: OperationSpec;
   readonly method: string;
-  /** The request path without its query, part of the fingerprint. */
+  /** The operation's path with the parsed id (however the id was spelled), part of the fingerprint. */
   readonly path: string;
   /** The task (or other target) id of the path. */
   readonly id: number;
