@@ -76,6 +76,7 @@ export function createService(options: ServiceOptions): Service {
   };
 
   const snapshots = snapshotStatements(db);
+  const commits = groupCommit(db);
   const taskAccess = new EpochMemo<TaskAccess | null>();
   const handlers = operationHandlers({
     readCache: new ResponseCache(),
@@ -101,7 +102,7 @@ export function createService(options: ServiceOptions): Service {
     writes: taskWrites({ writes: taskWriteStatements(db), calendars }),
     claims: claimUseCases({ reads, claims: claimRows, allocation }),
     mutations: mutationRunner({
-      db, commits: groupCommit(db), receipts: receiptStatements(db), organisations, claims: claimRows,
+      db, commits, receipts: receiptStatements(db), organisations, claims: claimRows,
       incomingRevision: (id) => assistance.incoming(id)?.revision,
     }),
     assistance: assistanceRequests(assistance, publications),
@@ -114,6 +115,7 @@ export function createService(options: ServiceOptions): Service {
     router: new Router(OPERATIONS.filter((operation) => handlers.has(operation.operationId) || operation.caller === 'anonymous')),
     clients: clientStatements(db),
     snapshots,
+    batches: commits,
     limiter: new FixedWindowRateLimiter(resolved.rateLimit),
     clock: resolved.clock,
     logger: resolved.logger,

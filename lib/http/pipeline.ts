@@ -4,6 +4,7 @@ import type { FixedWindowRateLimiter } from '../auth/rate-limit.js';
 import { ServiceError } from '../domain/errors.js';
 import { INT32_MAX } from '../schemas/common.js';
 import type { ClientStatements } from '../store/clients.js';
+import type { GroupCommit } from '../store/group-commit.js';
 import { isDatabaseBusy } from '../store/open.js';
 import type { ReadEpoch, SnapshotStatements } from '../store/snapshots.js';
 import type { Clock } from '../time/clock.js';
@@ -54,6 +55,8 @@ export interface PipelineDependencies {
   readonly router: Router;
   readonly clients: ClientStatements;
   readonly snapshots: SnapshotStatements;
+  /** The write batch whose uncommitted rows no answer may show before they are durable. */
+  readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
   readonly limiter: FixedWindowRateLimiter;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -134,7 +137,37 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     return problemResponse('internal_error', traceId);
   }
 
+  /**
+   * An answer made while a write batch is open may rest on the batch's uncommitted rows (a 412
+   * naming a version not yet committed, a replay of a receipt not yet on disk), so it waits for
+   * the batch like the batch's own writes do. If the batch is rolled back instead, what the
+   * answer showed never happened: the client gets 503 and may retry.
+   */
+  function afterBatch(response: ServiceResponse): ServiceResponse | Promise<ServiceResponse> {
+    if (!deps.batches.open) return response;
+    return deps.batches.settled().then((committed) => {
+      if (committed) return response;
+      const withdrawn = problemResponse('temporarily_unavailable', response.headers['x-trace-id'] ?? newTraceId(), { 'retry-after': '1' });
+      for (const name of ['ratelimit-policy', 'ratelimit'] as const) {
+        const value = response.headers[name];
+        if (value !== undefined) withdrawn.headers[name] = value;
+      }
+      if (response.meta !== undefined) withdrawn.meta = response.meta;
+      return withdrawn;
+    });
+  }
+
+  /**
+   * Reads (GET, HEAD) wait for an open write batch to end and then see only committed rows; they
+   * cannot join it, as writes do, since a read does not change anything to commit.
+   */
   return function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
+    if (deps.batches.open && isRead(request)) return deps.batches.settled().then(() => handle(request));
+    const response = answer(request);
+    return response instanceof Promise ? response.then(afterBatch) : afterBatch(response);
+  };
+
+  function answer(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
     const traceId = newTraceId();
     let rate: { remaining: number; reset: number } | null = null;
     const meta: ResponseMeta = {};
@@ -235,7 +268,17 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     } catch (error) {
       return finish(failure(error, traceId, request), traceId, rate, meta);
     }
-  };
+  }
+}
+
+/** Whether the request only reads; `request` may be anything an untyped host passes. */
+function isRead(request: ServiceRequest): boolean {
+  try {
+    const method: unknown = typeof request === 'object' && request !== null ? request.method : undefined;
+    return method === 'GET' || method === 'HEAD';
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -5,14 +5,28 @@ export interface GroupCommit {
   /**
    * Runs `work` (itself a better-sqlite3 transaction function, which becomes a savepoint inside
    * the shared transaction) and resolves with its result after the batch commits. A throw from
-   * `work` has already rolled back its own savepoint and is answered at once.
+   * `work` has already rolled back its own savepoint and rejects at once; the answer made from it
+   * may still name the batch's rows, so the pipeline holds it until `settled()`.
    */
   run<T>(work: () => T): Promise<T>;
+  /** Whether a batch is open: reads made now would see its uncommitted rows. */
+  readonly open: boolean;
+  /**
+   * Resolves, never rejects, once the batch open now has ended: true when it committed, false
+   * when it was rolled back. With no batch open, true at once.
+   */
+  settled(): Promise<boolean>;
 }
 
 interface Waiting {
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
+}
+
+interface Batch {
+  readonly waiting: Waiting[];
+  readonly ended: Promise<boolean>;
+  readonly end: (committed: boolean) => void;
 }
 
 /**
@@ -22,11 +36,22 @@ interface Waiting {
  * is acknowledged before the commit that makes it durable.
  */
 export function groupCommit(db: Db): GroupCommit {
-  let waiting: Waiting[] = [];
+  let batch: Batch | null = null;
 
-  function flush(): void {
-    const batch = waiting;
-    waiting = [];
+  function openBatch(): Batch {
+    db.exec('BEGIN IMMEDIATE');
+    let end: (committed: boolean) => void = () => undefined;
+    const ended = new Promise<boolean>((resolve) => {
+      end = resolve;
+    });
+    const opened: Batch = { waiting: [], ended, end };
+    setImmediate(() => flush(opened));
+    return opened;
+  }
+
+  function flush(ending: Batch): void {
+    // Closed before anyone is told: what they run next must not join (or wait for) this batch.
+    batch = null;
     try {
       db.exec('COMMIT');
     } catch (error) {
@@ -35,27 +60,33 @@ export function groupCommit(db: Db): GroupCommit {
       } catch {
         // The connection is beyond saving; every write of the batch is refused below.
       }
-      for (const write of batch) write.reject(error);
+      for (const write of ending.waiting) write.reject(error);
+      ending.end(false);
       return;
     }
-    for (const write of batch) write.resolve();
+    for (const write of ending.waiting) write.resolve();
+    ending.end(true);
   }
 
   return {
     run<T>(work: () => T): Promise<T> {
-      if (!db.inTransaction) {
-        db.exec('BEGIN IMMEDIATE');
-        setImmediate(flush);
-      }
+      let current: Batch;
       let value: T;
       try {
+        current = batch ?? (batch = openBatch());
         value = work();
       } catch (error) {
         return Promise.reject(error);
       }
       return new Promise<T>((resolve, reject) => {
-        waiting.push({ resolve: () => resolve(value), reject });
+        current.waiting.push({ resolve: () => resolve(value), reject });
       });
+    },
+    get open(): boolean {
+      return batch !== null;
+    },
+    settled(): Promise<boolean> {
+      return batch === null ? Promise.resolve(true) : batch.ended;
     },
   };
 }

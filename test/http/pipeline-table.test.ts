@@ -8,6 +8,7 @@ import { createPipeline, jsonResponse, type OperationContext, type OperationHand
 import { Router } from '../../lib/http/router.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
 import { clientStatements } from '../../lib/store/clients.js';
+import { groupCommit } from '../../lib/store/group-commit.js';
 import { snapshotStatements } from '../../lib/store/snapshots.js';
 import { manualClock } from '../../lib/time/clock.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
@@ -28,6 +29,7 @@ function pipeline(handlerFor: (operationId: string) => OperationHandler) {
     router: new Router(OPERATIONS),
     clients,
     snapshots: snapshotStatements(db),
+    batches: groupCommit(db),
     limiter: new FixedWindowRateLimiter(10_000),
     clock,
     logger: { error: (entry) => errors.push(entry) },
