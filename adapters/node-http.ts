@@ -1,6 +1,10 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
+import { problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { handleSafely, mountedUrl, normalisePrefix, observe, originForm, sendsBody, type Handler } from './shared.js';
 
@@ -20,6 +24,11 @@ export interface NodeHandlerOptions {
 /** Options of `createNodeServer`; with `tls` (PEM texts) it serves HTTPS. */
 export interface NodeServerOptions extends NodeHandlerOptions {
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /**
+   * Called with the answer to bytes node:http could not parse as a request (they never reach
+   * the service), just before it is written, for the host's log. A throw is ignored.
+   */
+  readonly onClientError?: (response: ServiceResponse, error: Error) => void;
 }
 
 function declaredLength(req: IncomingMessage): number {
@@ -109,7 +118,20 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
  * does not listen yet. `Expect: 100-continue` with a body over the limit gets the 413 at once.
  */
 export function createNodeServer(service: Handler, options: NodeServerOptions = {}): Server {
-  const listener = toNodeHandler(service, options);
+  const handler = toNodeHandler(service, options);
+  // Connections with an answer still to come: an error answer written there could land in the
+  // middle of it, so such a connection is only closed.
+  const answering = new Map<Socket, number>();
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const socket = req.socket;
+    answering.set(socket, (answering.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (answering.get(socket) ?? 1) - 1;
+      if (left === 0) answering.delete(socket);
+      else answering.set(socket, left);
+    });
+    handler(req, res);
+  };
   const server: Server =
     options.tls === undefined
       ? createHttpServer(listener)
@@ -118,5 +140,38 @@ export function createNodeServer(service: Handler, options: NodeServerOptions = 
     if (declaredLength(req) <= MAX_BODY_BYTES) res.writeContinue();
     listener(req, res);
   });
+  server.on('clientError', (error: Error, socket: Duplex) => {
+    const answer = clientErrorAnswer(error);
+    if (answer === null || !socket.writable || answering.has(socket as Socket)) {
+      socket.destroy();
+      return;
+    }
+    if (typeof answer !== 'string') observe(options.onClientError, answer, error);
+    socket.end(typeof answer === 'string' ? answer : rawResponse(answer), () => socket.destroy());
+  });
   return server;
+}
+
+/**
+ * What to answer bytes node:http could not parse (its own answer would be a bare status line):
+ * the API's error shape with a trace id, so a client can quote it. A malformed request (bad
+ * syntax, invalid characters, a header block over node's size limit) is 400 validation_failed,
+ * oversized chunk extensions are 413; a client too slow to send its request gets node's own 408,
+ * as no error code of the API fits. Null: the peer is gone.
+ */
+function clientErrorAnswer(error: Error): ServiceResponse | string | null {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ECONNRESET' || code === 'EPIPE') return null;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
+  const traceId = randomUUID().replaceAll('-', '');
+  return problemResponse(code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 'request_too_large' : 'validation_failed', traceId);
+}
+
+/** A complete HTTP/1.1 message for a socket no ServerResponse owns; the connection closes after it. */
+function rawResponse(response: ServiceResponse): string {
+  const body = response.body ?? '';
+  const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`];
+  for (const [name, value] of Object.entries(response.headers)) lines.push(`${name}: ${value}`);
+  lines.push(`content-length: ${Buffer.byteLength(body, 'utf8')}`, 'connection: close');
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }

@@ -248,6 +248,19 @@ async function serve(args: string[]): Promise<void> {
       const traceId = response.headers['x-trace-id'];
       metaOf.set(req, { ...response.meta, ...(traceId === undefined ? {} : { traceId }) });
     },
+    // Bytes that are no HTTP request never reach the service; their 400 gets a line all the same.
+    onClientError: (response) => {
+      err(JSON.stringify({
+        time: new Date().toISOString(),
+        level: 'info',
+        method: null,
+        route: null,
+        status: response.status,
+        durationMs: null,
+        clientId: null,
+        traceId: response.headers['x-trace-id'] ?? null,
+      }));
+    },
   });
   const scheme = tls === undefined ? 'http' : 'https';
 

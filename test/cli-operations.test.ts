@@ -13,6 +13,7 @@ import { openDatabase } from '../lib/store/open.js';
 import type { TapTest } from './helpers/api.js';
 import { ALL_SCOPES } from './helpers/fixture.js';
 import { exited, run, serve } from './helpers/cli.js';
+import { raw } from './helpers/sockets.js';
 
 /**
  * Operations of the standalone server: request logs, /healthz, backups while serving, the WTA_*
@@ -105,6 +106,16 @@ t.test('request logs carry method, route template, status, duration, client id a
   tt.notMatch(output.stderr, 'wta_no_such_token', 'not even a wrong one');
   tt.notMatch(output.stderr, marker, 'no body');
   tt.notMatch(output.stderr, /secret=query|\/no\/such\/path|\/tasks\/1\b/, 'no path or query as sent');
+});
+
+t.test('a request that is no HTTP gets a logged 400 with its trace id, and the server keeps serving', async (tt) => {
+  const { output, base } = await serve(tt, ['--db', fixtureDatabase(tt)]);
+  const answer = await raw(Number(new URL(base).port), ['HELLO\r\n\r\n']);
+  const traceId = /\r\nx-trace-id: ([0-9a-f]{32})\r\n/i.exec(answer)?.[1] ?? '';
+  tt.match(answer, /^HTTP\/1\.1 400 /, '400');
+  const entry = await logEntry(output, traceId);
+  tt.same(entry, { time: entry['time'], level: 'info', method: null, route: null, status: 400, durationMs: null, clientId: null, traceId });
+  tt.equal((await fetch(`${base}/api/v1/identity`, { headers: AUTH })).status, 200, 'the next request is served');
 });
 
 t.test('GET /healthz answers 200 {"status":"ok"} outside /api/v1, unauthenticated and not rate-limited', async (tt) => {

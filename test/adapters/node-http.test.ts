@@ -237,3 +237,41 @@ t.test('headers of the answer are sent as the service gave them, with a content 
   tt.equal(response.headers.get('content-length'), '8', 'bytes, not characters');
   tt.equal(await response.text(), '{"é":1}');
 });
+
+t.test('a request node:http cannot parse gets a problem+json 400 with a trace id, and the host hears of it', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const recorder = recording(service);
+  const heard: { status: number; traceId: string | undefined; error: string }[] = [];
+  const { port } = await listen(tt, recorder, {
+    onClientError: (response, error) => heard.push({ status: response.status, traceId: response.headers['x-trace-id'], error: error.message }),
+  });
+  const cases: [string, string][] = [
+    ['a request line that is no HTTP', 'HELLO\r\n\r\n'],
+    ['a control character in a header value', 'GET /api/v1/identity HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n'],
+    ['both Content-Length and Transfer-Encoding', 'POST /api/v1/identity HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+    ['a header block over node\'s limit', `GET /api/v1/identity HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+  ];
+  for (const [what, bytes] of cases) {
+    const response = await raw(port, [bytes]);
+    tt.equal(statusOf(response), 400, `${what}: 400`);
+    tt.match(response, /\r\ncontent-type: application\/problem\+json\r\n/i, `${what}: problem+json`);
+    tt.match(response, /\r\nconnection: close\r\n/i, `${what}: the connection is closed after it`);
+    const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+    tt.equal(body['code'], 'validation_failed', `${what}: validation_failed`);
+    tt.match(body['traceId'], /^[0-9a-f]{32}$/, `${what}: a trace id`);
+    tt.match(response, new RegExp(`\\r\\nx-trace-id: ${String(body['traceId'])}\\r\\n`, 'i'), `${what}: the same trace id in X-Trace-Id`);
+    tt.equal(heard.at(-1)?.traceId, body['traceId'], `${what}: onClientError got the answer`);
+  }
+  tt.equal(recorder.seen.length, 0, 'nothing reached handle()');
+  tt.equal(heard.length, cases.length, 'one onClientError call per answer');
+});
+
+t.test('a malformed request pipelined behind one still being answered closes the connection without an answer of its own', async (tt) => {
+  // The first request is never answered: whatever the connection sends back would come from the
+  // malformed one, written into the middle of the pending answer.
+  const pending: Handler = { handle: () => new Promise<ServiceResponse>(() => undefined) };
+  const { port } = await listen(tt, pending);
+  const response = await raw(port, ['GET /api/v1/identity HTTP/1.1\r\nHost: x\r\n\r\nHELLO\r\n\r\n']);
+  tt.equal(response, '', 'the connection is closed and nothing is written');
+});
