@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
-import { problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
-import { handleSafely, mountedUrl, normalisePrefix, observe, originForm, sendsBody, type Handler } from './shared.js';
+import { ConnectionAnswers } from './node-connections.js';
+import { hasRepeatedField, write } from './node-response.js';
+import { handleSafely, mountedUrl, normalisePrefix, observe, originForm, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -36,18 +35,14 @@ function declaredLength(req: IncomingMessage): number {
   return value === undefined ? 0 : Number(value);
 }
 
-// Status, headers and body only: `meta` is for the host, never for the client. One writeHead
-// with a flat list is node's cheapest way to send a response's headers.
-function write(res: ServerResponse, response: ServiceResponse): void {
-  if (res.destroyed) return;
-  const body = sendsBody(response.status) ? response.body : undefined;
-  const headers: string[] = [];
-  for (const name of Object.keys(response.headers)) headers.push(name, response.headers[name] as string);
-  if (body !== undefined && response.headers['content-length'] === undefined && !res.hasHeader('content-length')) {
-    headers.push('content-length', String(Buffer.byteLength(body, 'utf8')));
-  }
-  res.writeHead(response.status, headers);
-  res.end(body);
+/**
+ * The request's headers with every value of a repeated field. node:http keeps only the first
+ * `Authorization`, `Content-Type` or `Host` in `req.headers` (and joins other repeated fields);
+ * the service must see the repetition, so two credentials fail authentication instead of the
+ * first being picked silently.
+ */
+function headersOf(req: IncomingMessage): IncomingHttpHeaders | NodeJS.Dict<string[]> {
+  return hasRepeatedField(req) ? req.headersDistinct : req.headers;
 }
 
 /**
@@ -75,7 +70,7 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
       const result = handleSafely(service, {
         method: req.method ?? 'GET',
         url: mountedUrl(originForm(req.url ?? '/'), prefix),
-        headers: req.headers,
+        headers: headersOf(req),
         body,
       });
       if (result instanceof Promise) void result.then(answer);
@@ -119,59 +114,24 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
  */
 export function createNodeServer(service: Handler, options: NodeServerOptions = {}): Server {
   const handler = toNodeHandler(service, options);
-  // Connections with an answer still to come: an error answer written there could land in the
-  // middle of it, so such a connection is only closed.
-  const answering = new Map<Socket, number>();
+  const connections = new ConnectionAnswers(options);
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
-    const socket = req.socket;
-    answering.set(socket, (answering.get(socket) ?? 0) + 1);
-    res.once('close', () => {
-      const left = (answering.get(socket) ?? 1) - 1;
-      if (left === 0) answering.delete(socket);
-      else answering.set(socket, left);
-    });
+    connections.track(req, res);
+    if (connections.refuseHost(req, res)) return;
     handler(req, res);
   };
+  // Host is checked by `refuseHost`, which answers in the API's error shape.
+  const settings = { requireHostHeader: false };
   const server: Server =
     options.tls === undefined
-      ? createHttpServer(listener)
-      : createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener);
+      ? createHttpServer(settings, listener)
+      : createHttpsServer({ ...settings, cert: options.tls.cert, key: options.tls.key }, listener);
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (declaredLength(req) <= MAX_BODY_BYTES) res.writeContinue();
     listener(req, res);
   });
-  server.on('clientError', (error: Error, socket: Duplex) => {
-    const answer = clientErrorAnswer(error);
-    if (answer === null || !socket.writable || answering.has(socket as Socket)) {
-      socket.destroy();
-      return;
-    }
-    if (typeof answer !== 'string') observe(options.onClientError, answer, error);
-    socket.end(typeof answer === 'string' ? answer : rawResponse(answer), () => socket.destroy());
-  });
+  server.on('clientError', (error: Error, socket: Duplex) => connections.clientError(error, socket));
+  const prefix = normalisePrefix(options.prefix, 'createNodeServer');
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => connections.connect(service, req, socket, prefix));
   return server;
-}
-
-/**
- * What to answer bytes node:http could not parse (its own answer would be a bare status line):
- * the API's error shape with a trace id, so a client can quote it. A malformed request (bad
- * syntax, invalid characters, a header block over node's size limit) is 400 validation_failed,
- * oversized chunk extensions are 413; a client too slow to send its request gets node's own 408,
- * as no error code of the API fits. Null: the peer is gone.
- */
-function clientErrorAnswer(error: Error): ServiceResponse | string | null {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ECONNRESET' || code === 'EPIPE') return null;
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
-  const traceId = randomUUID().replaceAll('-', '');
-  return problemResponse(code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 'request_too_large' : 'validation_failed', traceId);
-}
-
-/** A complete HTTP/1.1 message for a socket no ServerResponse owns; the connection closes after it. */
-function rawResponse(response: ServiceResponse): string {
-  const body = response.body ?? '';
-  const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`];
-  for (const [name, value] of Object.entries(response.headers)) lines.push(`${name}: ${value}`);
-  lines.push(`content-length: ${Buffer.byteLength(body, 'utf8')}`, 'connection: close');
-  return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }

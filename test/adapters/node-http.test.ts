@@ -267,11 +267,78 @@ t.test('a request node:http cannot parse gets a problem+json 400 with a trace id
   tt.equal(heard.length, cases.length, 'one onClientError call per answer');
 });
 
-t.test('a malformed request pipelined behind one still being answered closes the connection without an answer of its own', async (tt) => {
-  // The first request is never answered: whatever the connection sends back would come from the
-  // malformed one, written into the middle of the pending answer.
-  const pending: Handler = { handle: () => new Promise<ServiceResponse>(() => undefined) };
-  const { port } = await listen(tt, pending);
+t.test('bytes that are no request, behind a request still being answered, get their 400 after that answer', async (tt) => {
+  // The first request is answered a turn later, after node:http has already met the bad bytes.
+  const later: Handler = {
+    handle: () => new Promise<ServiceResponse>((resolve) => {
+      setImmediate(() => resolve({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"first":true}' }));
+    }),
+  };
+  const { port } = await listen(tt, later);
   const response = await raw(port, ['GET /api/v1/identity HTTP/1.1\r\nHost: x\r\n\r\nHELLO\r\n\r\n']);
-  tt.equal(response, '', 'the connection is closed and nothing is written');
+  const second = response.indexOf('HTTP/1.1', 1);
+  tt.equal(statusOf(response), 200, 'the request is answered first');
+  tt.match(response.slice(0, second), /\{"first":true\}$/, 'whole');
+  tt.equal(statusOf(response.slice(second)), 400, 'then the bytes after it get a 400');
+  tt.match(response.slice(second), /"code":"validation_failed"/, 'as problem+json');
+});
+
+t.test('a request whose body can no longer arrive (unsupported Transfer-Encoding) gets the 400 itself', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const heard: number[] = [];
+  const { port } = await listen(tt, service, { onResponse: (response) => heard.push(response.status) });
+  const response = await raw(port, ['POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n{}']);
+  tt.equal(statusOf(response), 400, '400');
+  tt.match(response, /"code":"validation_failed"/, 'problem+json');
+  tt.match(response, /\r\nconnection: close\r\n/i, 'and the connection closes');
+  tt.strictSame(heard, [400], 'the host sees it as the answer to that request');
+});
+
+t.test('repeated Authorization or Content-Type reach the service whole: two credentials fail, two media types are 415', async (tt) => {
+  const h = adaWorld();
+  const { port } = await listen(tt, h.service);
+  const ada = `Authorization: Bearer ${TOKENS.ada}`;
+  const identity = (headers: string) => raw(port, [`GET /api/v1/identity HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headers}\r\n`]);
+  tt.equal(statusOf(await identity(`${ada}\r\n`)), 200, 'one credential: 200');
+  for (const headers of [`${ada}\r\nAuthorization: Bearer wrong\r\n`, `Authorization: Bearer wrong\r\n${ada}\r\n`, `${ada}\r\n${ada}\r\n`]) {
+    const response = await identity(headers);
+    tt.equal(statusOf(response), 401, `two Authorization headers (${headers.includes('wrong') ? 'one wrong' : 'both the same'}): 401`);
+    tt.match(response, /\r\nwww-authenticate: Bearer\r\n/i);
+  }
+  const body = '{"text":"x"}';
+  const note = await raw(port, [`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${ada}\r\nIf-Match: "x"\r\n`
+    + `Content-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`]);
+  tt.equal(statusOf(note), 415, 'two Content-Type headers: 415');
+});
+
+t.test('a missing or repeated Host is a problem+json 400 (RFC 9112 3.2)', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const recorder = recording(service);
+  const { port } = await listen(tt, recorder);
+  for (const [what, head] of [
+    ['HTTP/1.1 without Host', 'GET /api/v1/openapi.json HTTP/1.1\r\n\r\n'],
+    ['two Host headers', 'GET /api/v1/openapi.json HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n'],
+  ] as const) {
+    const response = await raw(port, [head]);
+    tt.equal(statusOf(response), 400, `${what}: 400`);
+    tt.match(response, /"code":"validation_failed"/, `${what}: validation_failed`);
+    tt.match(response, /\r\nx-trace-id: [0-9a-f]{32}\r\n/i, `${what}: a trace id`);
+  }
+  tt.equal(statusOf(await raw(port, ['GET /api/v1/openapi.json HTTP/1.0\r\n\r\n'])), 200, 'HTTP/1.0 needs no Host');
+  tt.equal(recorder.seen.length, 1, 'only the HTTP/1.0 request reached handle()');
+});
+
+t.test('CONNECT on an operation path is 405 with Allow, elsewhere 404, instead of a dropped connection', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const { port } = await listen(tt, service);
+  const onPath = await raw(port, ['CONNECT /api/v1/tasks/1 HTTP/1.1\r\nHost: x\r\n\r\n']);
+  tt.equal(statusOf(onPath), 405, '405');
+  tt.match(onPath, /\r\nallow: GET, PATCH\r\n/i, 'with Allow');
+  tt.match(onPath, /"code":"method_not_allowed"/);
+  const authority = await raw(port, ['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n']);
+  tt.equal(statusOf(authority), 404, 'an authority-form target is no route: 404');
+  tt.match(authority, /"code":"route_not_found"/);
 });

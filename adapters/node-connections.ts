@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { problemResponse } from '../lib/http/problem.js';
+import type { ServiceResponse } from '../lib/http/types.js';
+import { hasRepeatedField, rawResponse, write } from './node-response.js';
+import { handleSafely, mountedUrl, observe, type Handler } from './shared.js';
+
+/** The observers of `createNodeServer` that these answers report to. */
+export interface ConnectionObservers {
+  readonly onResponse?: (response: ServiceResponse, req: IncomingMessage) => void;
+  readonly onClientError?: (response: ServiceResponse, error: Error) => void;
+}
+
+interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+}
+
+/**
+ * What node:http would otherwise answer itself, with a bare status line and no trace id, or not
+ * at all: bytes it cannot parse as a request, a missing or repeated Host, a CONNECT. These get
+ * the API's error shape instead, and never land in the middle of an answer still to be sent on
+ * the same connection.
+ */
+export class ConnectionAnswers {
+  /** Requests of each connection still to be answered, oldest first. */
+  readonly #pending = new Map<Duplex, Exchange[]>();
+  /** What to send once a connection's pending answers are out. */
+  readonly #after = new Map<Duplex, () => void>();
+  readonly #observers: ConnectionObservers;
+
+  constructor(observers: ConnectionObservers) {
+    this.#observers = observers;
+  }
+
+  /** Notes a request until its answer is out. */
+  track(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket;
+    const exchange: Exchange = { req, res };
+    const pending = this.#pending.get(socket);
+    if (pending === undefined) this.#pending.set(socket, [exchange]);
+    else pending.push(exchange);
+    res.once('close', () => {
+      const left = (this.#pending.get(socket) ?? []).filter((other) => other !== exchange);
+      if (left.length > 0) {
+        this.#pending.set(socket, left);
+        return;
+      }
+      this.#pending.delete(socket);
+      const after = this.#after.get(socket);
+      this.#after.delete(socket);
+      after?.();
+    });
+  }
+
+  /**
+   * RFC 9112 (3.2): an HTTP/1.1 request without a Host, or any request with two, is 400. True
+   * when it answered.
+   */
+  refuseHost(req: IncomingMessage, res: ServerResponse): boolean {
+    const missing = req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
+    const repeated = !missing && hasRepeatedField(req) && (req.headersDistinct.host?.length ?? 0) > 1;
+    if (!missing && !repeated) return false;
+    const response = problemResponse('validation_failed', newTraceId(), { connection: 'close' });
+    observe(this.#observers.onResponse, response, req);
+    req.resume();
+    write(res, response);
+    return true;
+  }
+
+  /**
+   * Bytes node:http could not parse. A request on the connection whose body can no longer arrive
+   * gets the answer; otherwise it follows the answers still pending, and the connection closes.
+   */
+  clientError(error: Error, socket: Duplex): void {
+    const answer = clientErrorAnswer(error);
+    if (answer === null || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const pending = this.#pending.get(socket) ?? [];
+    const cutOff = pending.find((exchange) => !exchange.req.complete);
+    if (cutOff !== undefined) {
+      if (cutOff.res.headersSent) {
+        socket.destroy();
+        return;
+      }
+      cutOff.res.once('finish', () => socket.destroy());
+      if (answer === 'timeout') {
+        cutOff.res.writeHead(408, ['connection', 'close']);
+        cutOff.res.end();
+        return;
+      }
+      // An answer to a request node:http delivered: the host's request log sees it as such.
+      observe(this.#observers.onResponse, answer, cutOff.req);
+      write(cutOff.res, { ...answer, headers: { ...answer.headers, connection: 'close' } });
+      return;
+    }
+    if (answer !== 'timeout') observe(this.#observers.onClientError, answer, error);
+    const bytes = answer === 'timeout' ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : rawResponse(answer);
+    const send = () => socket.end(bytes, () => socket.destroy());
+    if (pending.length === 0) send();
+    else this.#after.set(socket, send);
+  }
+
+  /**
+   * node:http hands a CONNECT to the `connect` event and, with no listener, drops the connection.
+   * The service answers it like any other method (405 on an operation's path, 404 elsewhere).
+   */
+  connect(service: Handler, req: IncomingMessage, socket: Duplex, prefix: string): void {
+    socket.on('error', () => socket.destroy());
+    const reply = (response: ServiceResponse): void => {
+      observe(this.#observers.onResponse, response, req);
+      if (socket.writable) socket.end(rawResponse(response), () => socket.destroy());
+    };
+    const target = req.url ?? '';
+    const result = handleSafely(service, {
+      method: 'CONNECT',
+      url: target.startsWith('/') ? mountedUrl(target, prefix) : '/',
+      headers: req.headers,
+    });
+    if (result instanceof Promise) void result.then(reply);
+    else reply(result);
+  }
+}
+
+function newTraceId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+/**
+ * The answer to unparseable bytes: a malformed request (bad syntax, invalid characters, a header
+ * block over node's size limit) is 400 validation_failed, oversized chunk extensions are 413; a
+ * client too slow to send its request gets node's own bare 408, as no error code of the API
+ * fits. Null: the peer is gone.
+ */
+function clientErrorAnswer(error: Error): ServiceResponse | 'timeout' | null {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ECONNRESET' || code === 'EPIPE') return null;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'timeout';
+  return problemResponse(code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 'request_too_large' : 'validation_failed', newTraceId());
+}
