@@ -21,7 +21,14 @@ interface PathEntry {
  * up afterwards: `DELETE /tasks/available` is a 405 with `Allow: GET`, never `PATCH /tasks/{id}`.
  */
 export class Router {
-  readonly #router = FindMyWay({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true });
+  readonly #router = FindMyWay({
+    ignoreTrailingSlash: false,
+    ignoreDuplicateSlashes: false,
+    caseSensitive: true,
+    // An id of any length must reach the shape check (step 6, a 400), not miss the route (a 404);
+    // node:http's 16 KB header limit bounds the URL anyway.
+    maxParamLength: 16_384,
+  });
   readonly #paths = new Map<string, PathEntry>();
 
   constructor(operations: readonly OperationSpec[]) {

@@ -9,6 +9,10 @@ t.test('SHAPE: a path id that is not a positive int32 gives 400 validation_faile
   const h = harness({ defaultToken: TOKENS.ada });
   const ids = ['0', '01', '-1', 'abc', '2147483648', '99999999999', '1.0', '1e3', '+1', '0x1', '%201', '1%20', '00', '4294967297', '12345678901234567890'];
   for (const id of ids) expectProblem(t, await h.call('GET', `/api/v1/tasks/${id}`), 'validation_failed', `GET /tasks/${id}`);
+  // Longer than the router's default parameter limit (100 characters): still the shape step's 400.
+  const long = '1'.repeat(101);
+  expectProblem(t, await h.call('GET', `/api/v1/tasks/${long}`), 'validation_failed', 'GET /tasks/<101 digits>');
+  expectProblem(t, await h.call('POST', `/api/v1/tasks/${'9'.repeat(5000)}/claim`), 'validation_failed', 'POST /tasks/<5000 digits>/claim');
   t.same(h.errors, []);
 });
 
