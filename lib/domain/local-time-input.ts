@@ -6,8 +6,17 @@ import { ServiceError } from './errors.js';
  * (the schema pattern lets through e.g. Feb 30) is 400; a nonexistent spring wall time is 422.
  */
 export function localInput(value: string, member: string): string {
+  return localMoment(value, member).local;
+}
+
+/**
+ * `localInput` with the instant the input names, for rules about real time (not in the future,
+ * after the start, no overlap): a `Z` or offset input in the autumn repeated hour keeps the pass
+ * it was sent for, which its stored wall time alone would lose.
+ */
+export function localMoment(value: string, member: string): { readonly local: string; readonly instant: number } {
   const parsed = parseLocalDateTime(value);
-  if (parsed.ok) return parsed.local;
+  if (parsed.ok) return parsed;
   if (parsed.reason === 'nonexistent') throw new ServiceError('invalid_field', `${member}: nonexistent London wall time`);
   throw new ServiceError('validation_failed', `${member}: not a local date-time`);
 }

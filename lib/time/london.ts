@@ -14,7 +14,12 @@ export const LOCAL_DATE_TIME_INPUT_PATTERN =
   '(?:\\.[0-9]{1,9})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?$';
 
 /** Result of `parseLocalDateTime`: the canonical wall time, or why the input was refused. */
-export type LocalParse = { ok: true; local: string } | { ok: false; reason: 'syntax' | 'nonexistent' };
+/**
+ * A parsed local-date-time input. `instant` is the moment it names: the one sent for a `Z` or
+ * offset input (in the autumn repeated hour the wall time alone could not tell which pass),
+ * otherwise the wall time's first occurrence, as `localToEpochMs` gives it.
+ */
+export type LocalParse = { ok: true; local: string; instant: number } | { ok: false; reason: 'syntax' | 'nonexistent' };
 
 // Capturing twin of LOCAL_DATE_TIME_INPUT_PATTERN; the exported one stays group-free for schemas.
 const INPUT_RE =
@@ -143,8 +148,9 @@ export function parseLocalDateTime(input: string): LocalParse {
   const wall = wallMs(m);
   if (Number.isNaN(wall)) return { ok: false, reason: 'syntax' };
   if (m[7] === undefined && m[8] === undefined) {
-    if (Number.isNaN(wallToInstant(wall))) return { ok: false, reason: 'nonexistent' };
-    return { ok: true, local: input.slice(0, 19) };
+    const first = wallToInstant(wall);
+    if (Number.isNaN(first)) return { ok: false, reason: 'nonexistent' };
+    return { ok: true, local: input.slice(0, 19), instant: first };
   }
   let instant = wall;
   if (m[8] !== undefined) {
@@ -152,7 +158,7 @@ export function parseLocalDateTime(input: string): LocalParse {
     instant = m[8] === '+' ? wall - offsetMs : wall + offsetMs;
   }
   const local = formatWall(instant + offsetMsAt(instant));
-  return local === null ? { ok: false, reason: 'syntax' } : { ok: true, local };
+  return local === null ? { ok: false, reason: 'syntax' } : { ok: true, local, instant };
 }
 
 /** True when `local` is a canonical (`YYYY-MM-DDTHH:mm:ss`), existing London wall time. */

@@ -114,6 +114,17 @@ t.test('PUT actual-effort: an interval that ends in the future gives 422 invalid
   t.equal((await put(h, 4, [ada('2026-11-16T09:00:00', '2026-11-16T10:00:00')])).status, 204, 'ends exactly now');
 });
 
+t.test('PUT actual-effort: Z or offset times in the autumn repeated hour are judged, and counted, at the instants sent', async (t) => {
+  // 2027-10-31: London repeats 01:00-02:00 (00:00Z-01:00Z first, 01:00Z-02:00Z second pass).
+  const h = adaWorld({ fixture: effortFixture(), now: '2027-10-31T01:30:00.000Z' });
+  expectCode(t, await put(h, 4, [ada('2027-10-31T00:30:00Z', '2027-10-31T01:40:00Z')]), 422, 'invalid_field', 'ends 10 minutes ahead');
+  t.equal((await put(h, 4, [ada('2027-10-31T00:10:00Z', '2027-10-31T00:50:00Z'), ada('2027-10-31T01:15:00Z', '2027-10-31T01:25:00Z')])).status, 204,
+    'two intervals apart in real time, though their wall times overlap');
+  t.equal((await put(h, 4, [ada('2027-10-31T00:50:00Z', '2027-10-31T01:30:00+00:00')])).status, 204, 'across the change, ending now');
+  t.strictSame(await intervalsOf(h, 4, 10), [ada('2027-10-31T01:50:00', '2027-10-31T01:30:00')], 'stored as London wall times');
+  t.equal((await readTask(h, 4)).actualMinutes, 40 + 45 + 20, "its 40 real minutes count (besides Bob's 45 and 20)");
+});
+
 t.test("PUT actual-effort: overlapping intervals of the caller give 422 invalid_field; touching ones are fine", async (t) => {
   const h = world();
   const cases: [string, Interval[]][] = [

@@ -63,6 +63,14 @@ t.test('PATCH: a startedAt in the future gives 422 invalid_field; now itself is 
   t.equal((await readTask(h, 15)).startedAt, '2026-11-16T10:00:00');
 });
 
+t.test('PATCH: a Z or offset startedAt in the second pass of the autumn repeated hour is judged at the instant sent', async (t) => {
+  // 2027-10-31: London repeats 01:00-02:00; 01:10Z is 01:10 in the second (GMT) pass.
+  const h = adaWorld({ fixture: startedFixture(), now: '2027-10-31T01:10:00.000Z' });
+  expectCode(t, await patchTask(h, 1, { startedAt: '2027-10-31T01:20:00Z' }), 422, 'invalid_field', 'ten minutes ahead, though its wall time 01:20 first passed an hour ago');
+  t.equal((await patchTask(h, 1, { startedAt: '2027-10-31T01:05:00+00:00' })).status, 204, 'five minutes ago');
+  t.equal((await readTask(h, 1)).startedAt, '2027-10-31T01:05:00', 'stored as the London wall time');
+});
+
 // Only Done tasks get a completedAt through the API, and Done tasks refuse PATCH, so this state
 // (a completedAt on a task that is not Done) is reachable only through loaded data.
 t.test('PATCH: a startedAt after completedAt gives 422 invalid_field (a not-Done task with a completedAt, from a fixture)', async (t) => {

@@ -1,9 +1,8 @@
 import type { Principal } from '../../auth/authenticate.js';
 import type { ActualIntervalInputValue } from '../../schemas/requests.js';
 import type { IntervalInsert } from '../../store/task-writes.js';
-import { localToEpochMs } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
-import { assertLocalSyntax, localInput } from '../local-time-input.js';
+import { assertLocalSyntax, localMoment } from '../local-time-input.js';
 
 /** The local-date-time members of an interval list, for the syntax pass of `assertLocalSyntax`. */
 export function* intervalTimes(inputs: readonly ActualIntervalInputValue[] | undefined): Generator<readonly [string, string]> {
@@ -32,10 +31,8 @@ export function validatedIntervals(
     if (input.staffMemberId !== staffId) {
       throw new ServiceError('invalid_field', `actualIntervals[${index}].staffMemberId is not the caller's resource`);
     }
-    const start = localInput(input.start, `actualIntervals[${index}].start`);
-    const end = localInput(input.end, `actualIntervals[${index}].end`);
-    const startUtc = localToEpochMs(start);
-    const endUtc = localToEpochMs(end);
+    const { local: start, instant: startUtc } = localMoment(input.start, `actualIntervals[${index}].start`);
+    const { local: end, instant: endUtc } = localMoment(input.end, `actualIntervals[${index}].end`);
     if (endUtc <= startUtc) throw new ServiceError('invalid_field', `actualIntervals[${index}] ends before it starts`);
     if (endUtc > now) throw new ServiceError('invalid_field', `actualIntervals[${index}] ends in the future`);
     return { taskId, staffId, start, end, startUtc, endUtc };

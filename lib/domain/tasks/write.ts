@@ -5,7 +5,7 @@ import type { CalendarStatements } from '../../store/calendars.js';
 import type { EditableTask, TaskWriteStatements } from '../../store/task-writes.js';
 import { epochMsToLocal, localToEpochMs } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
-import { assertLocalSyntax, localInput, nonblank } from '../local-time-input.js';
+import { assertLocalSyntax, localInput, localMoment, nonblank } from '../local-time-input.js';
 import type { MutationOutcome } from '../mutations.js';
 import { intervalTimes, validatedIntervals } from './effort.js';
 
@@ -93,8 +93,9 @@ export function taskWrites(deps: TaskWriteDependencies) {
         }
         startedAt = null;
       } else if (input.startedAt !== undefined) {
-        startedAt = localInput(input.startedAt, 'startedAt');
-        if (localToEpochMs(startedAt) > now) throw new ServiceError('invalid_field', 'startedAt is in the future');
+        const started = localMoment(input.startedAt, 'startedAt');
+        startedAt = started.local;
+        if (started.instant > now) throw new ServiceError('invalid_field', 'startedAt is in the future');
         if (completedAt !== null && localToEpochMs(startedAt) > localToEpochMs(completedAt)) {
           throw new ServiceError('invalid_field', 'startedAt is after completedAt');
         }
