@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
 import { isScope, SCOPES } from '../lib/auth/scopes.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
@@ -59,6 +59,27 @@ class UsageError extends Error {}
 
 /** Expected operational failure: `error: ...` on stderr, exit 1. */
 class CommandError extends Error {}
+
+type FlagOptions = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * What parseArgs lets through but is still a usage error: a flag given twice (unless it may
+ * repeat), which would otherwise silently take the last value, and an empty value (`--db ''`
+ * would open a throwaway database, `--host=` bind every interface).
+ */
+function checkFlags(args: string[], options: FlagOptions): void {
+  const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const spec = options[token.name];
+    if (spec === undefined) continue;
+    if (spec.type === 'string' && token.value === '') throw new UsageError(`${token.rawName} must not be empty`);
+    if (spec.multiple === true) continue;
+    if (seen.has(token.name)) throw new UsageError(`${token.rawName} given twice`);
+    seen.add(token.name);
+  }
+}
 
 function env(name: string): string | undefined {
   const value = process.env[name];
@@ -166,24 +187,22 @@ function readPem(path: string, flag: string): Buffer {
   }
 }
 
+const SERVE_OPTIONS = {
+  db: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  fixture: { type: 'string' },
+  source: { type: 'string', multiple: true },
+  'rate-limit': { type: 'string' },
+  demo: { type: 'boolean' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagOptions;
+
 async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      db: { type: 'string' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      fixture: { type: 'string' },
-      source: { type: 'string', multiple: true },
-      'rate-limit': { type: 'string' },
-      demo: { type: 'boolean' },
-      'tls-cert': { type: 'string' },
-      'tls-key': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values } = parseArgs({ args, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
+  checkFlags(args, SERVE_OPTIONS);
   if (values.help === true) {
     process.stdout.write(USAGE);
     return;
@@ -354,12 +373,9 @@ async function serve(args: string[]): Promise<void> {
  * the usage for `--help`.
  */
 function fileCommand(args: string[], what: string): { file: string; db: string | undefined } | null {
-  const { values, positionals } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: true,
-    options: { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
+  const options = { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const satisfies FlagOptions;
+  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options });
+  checkFlags(args, options);
   if (values.help === true) {
     process.stdout.write(USAGE);
     return null;
@@ -407,23 +423,20 @@ async function client(args: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const { values, positionals } = parseArgs({
-    args: rest,
-    strict: true,
-    allowPositionals: true,
-    options:
-      action === 'create'
-        ? {
-            db: { type: 'string' },
-            org: { type: 'string' },
-            name: { type: 'string' },
-            sponsor: { type: 'string' },
-            resource: { type: 'string' },
-            scope: { type: 'string', multiple: true },
-            help: { type: 'boolean', short: 'h' },
-          }
-        : { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
+  const options: FlagOptions =
+    action === 'create'
+      ? {
+          db: { type: 'string' },
+          org: { type: 'string' },
+          name: { type: 'string' },
+          sponsor: { type: 'string' },
+          resource: { type: 'string' },
+          scope: { type: 'string', multiple: true },
+          help: { type: 'boolean', short: 'h' },
+        }
+      : { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } };
+  const { values, positionals } = parseArgs({ args: rest, strict: true, allowPositionals: true, options });
+  checkFlags(rest, options);
   if (values.help === true) {
     process.stdout.write(USAGE);
     return;

@@ -193,6 +193,25 @@ t.test('unknown flag, unknown command, bad value or no command exits 2 with the 
   tt.equal(badScope.code, 2, 'an unknown --scope is a bad value');
   tt.match(badScope.stderr, /unknown scope "nope"/);
 
+  // A repeated flag would silently take its last value; an empty one would e.g. open a throwaway
+  // database (--db '') or bind every interface (--host=). Each runs in parallel: a usage error
+  // exits before anything is opened.
+  const refusals = await Promise.all([
+    ['serve', '--port', '1', '--port', '0'],
+    ['load', 'fixture.json', '--db', 'a.sqlite', '--db=b.sqlite'],
+    ['client', 'list', '--db', 'a.sqlite', '--db', 'b.sqlite'],
+    ['serve', '--db', ''],
+    ['serve', '--host='],
+    ['load', 'fixture.json', '--db='],
+    ['client', 'create', '--org', '1', '--name', '', '--sponsor', '11', '--scope', 'tasks:read'],
+  ].map(async (args) => ({ args, result: await run(args) })));
+  for (const { args, result } of refusals) {
+    tt.equal(result.code, 2, `${args.join(' ')}: exit 2`);
+    tt.match(result.stderr, /(given twice|must not be empty)[\s\S]*Usage: worker-task-api/, `${args.join(' ')}: says why, then the usage`);
+  }
+  tt.ok(refusals.some(({ result }) => /--db given twice/.test(result.stderr)), 'names the flag given twice');
+  tt.ok(refusals.some(({ result }) => /--host must not be empty/.test(result.stderr)), 'names the empty flag');
+
   const none = await run([]);
   tt.equal(none.code, 2);
   tt.match(none.stderr, /Usage: worker-task-api/, 'no command is a usage error: the usage on stderr');
