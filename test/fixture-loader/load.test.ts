@@ -183,3 +183,38 @@ t.test('FIXTURE: two claims whose tokens differ only in case are rejected naming
 t.test('FIXTURE: a claim token already used by another lease is rejected', async (t) => {
   expectFixtureError(t, (f) => { f.claims[0]!['taskId'] = 1; }, 'claims[0].token');
 });
+
+t.test('FIXTURE: an id listed twice is rejected for every kind of entity, naming the second', async (t) => {
+  for (const kind of ['organisations', 'staff', 'clients', 'projects', 'tasks'] as const) {
+    t.test(kind, async (t) => {
+      expectFixtureError(t, (f) => {
+        const rows = f[kind] as Record<string, unknown>[];
+        rows.push({ ...rows[0] });
+      }, `${kind}[${(baseFixture()[kind] as unknown[]).length}].id`);
+    });
+  }
+});
+
+t.test('FIXTURE: a staff member who sponsors a client (in the database, not the file) cannot become an agent', async (t) => {
+  const db = freshDb();
+  loadFixture(db, baseFixture());
+  const grace = baseFixture().staff.find((member) => member.id === 11) as Record<string, unknown>;
+  const error = caught(() => loadFixture(db, { staff: [{ ...grace, kind: 'agent' }] } as unknown as FixtureShape));
+  t.ok(error instanceof FixtureError && error.path === 'staff[0].kind', `error names staff[0].kind (got ${String(error)})`);
+  t.match(String(error), /sponsors client 100/);
+  t.equal(db.prepare('SELECT kind FROM staff WHERE id = 11').pluck().get(), 'human', 'nothing written');
+});
+
+t.test('FIXTURE: a second live lease on a task is rejected; an expired one beside a live one is fine', async (t) => {
+  const later = '2030-01-01T00:00:00.000Z';
+  expectFixtureError(t, (f) => {
+    f.claims[0]!['expiresUtc'] = later;
+    f.claims.push({ taskId: 11, clientId: 100, token: '0b3f6c1e-9a7d-4e2b-8c5a-1d9e7f3a2b4c', expiresUtc: later });
+  }, 'claims[1].taskId');
+  const db = freshDb();
+  const fixture = baseFixture();
+  fixture.claims[0]!['expiresUtc'] = later;
+  fixture.claims.push({ taskId: 11, clientId: 100, token: '0b3f6c1e-9a7d-4e2b-8c5a-1d9e7f3a2b4c', expiresUtc: '2026-01-01T00:00:00.000Z' });
+  t.doesNotThrow(() => loadFixture(db, fixture), 'an expired lease does not count');
+  t.doesNotThrow(() => loadFixture(db, fixture), 'and a reload re-seeds the same live lease');
+});
