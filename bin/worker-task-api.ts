@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -144,16 +145,72 @@ function envFlag(name: string): boolean | undefined {
   throw new UsageError(`${name} must be 1 or 0 (true or false), got "${value}"`);
 }
 
+/** The CLI's database, and how to give it up when the command fails. */
+interface OpenedDb {
+  readonly db: Db;
+  /** Closes it and removes what opening created (the file, directories), so a failure leaves no trace. */
+  abandon(): void;
+}
+
+/**
+ * Creates the missing directories above a database file, one level at a time: node's recursive
+ * mkdirSync never returns on some paths (e.g. under /proc). Returns the first one created.
+ */
+function makeParents(directory: string): string | undefined {
+  const missing: string[] = [];
+  for (let current = directory; !existsSync(current); current = dirname(current)) {
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  try {
+    for (const created of missing) mkdirSync(created);
+  } catch (error) {
+    if (missing[0] !== undefined) rmSync(missing[0], { recursive: true, force: true });
+    throw error;
+  }
+  return missing[0];
+}
+
 /** Opens the database the CLI owns, creating the directory of a file database first. */
-async function openDb(dbOption: string | undefined): Promise<Db> {
+async function openDb(dbOption: string | undefined): Promise<OpenedDb> {
   const path = dbOption ?? env('WTA_DB') ?? DEFAULT_DB;
   const { openDatabase } = await import('../lib/store/open.js');
+  const file = path === ':memory:' ? undefined : resolve(path);
+  const existed = file === undefined || existsSync(file);
+  let createdDirectory: string | undefined;
+  const removeCreated = (): void => {
+    if (file === undefined || existed) return;
+    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
+    if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
+  };
   try {
-    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-    return openDatabase(path).db;
+    if (file !== undefined) createdDirectory = makeParents(dirname(file));
+    const { db } = openDatabase(path);
+    return {
+      db,
+      abandon: () => {
+        db.close();
+        removeCreated();
+      },
+    };
   } catch (error) {
+    removeCreated();
     throw new CommandError(`cannot open database ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** Runs a command on the database: closed afterwards, and abandoned (see OpenedDb) if it throws. */
+async function withDb<T>(dbOption: string | undefined, action: (db: Db) => T): Promise<T> {
+  const opened = await openDb(dbOption);
+  let result: T;
+  try {
+    result = action(opened.db);
+  } catch (error) {
+    opened.abandon();
+    throw error;
+  }
+  opened.db.close();
+  return result;
 }
 
 function summaryLine(summary: LoadSummary): string {
@@ -187,6 +244,33 @@ function readPem(path: string, flag: string): Buffer {
   }
 }
 
+interface TlsFile {
+  readonly path: string;
+  /** The flag or environment variable that named it, for messages. */
+  readonly name: string;
+}
+
+/**
+ * Reads the certificate and key and checks them together before anything is opened, so a wrong,
+ * swapped or mismatched file is named in words rather than by an OpenSSL error code.
+ */
+function readTlsPair(certFile: TlsFile, keyFile: TlsFile): { cert: Buffer; key: Buffer } {
+  const cert = readPem(certFile.path, certFile.name);
+  const key = readPem(keyFile.path, keyFile.name);
+  const problem = (options: SecureContextOptions): boolean => {
+    try {
+      createSecureContext(options);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  if (problem({ cert })) throw new CommandError(`${certFile.name} ${certFile.path} is not a PEM certificate`);
+  if (problem({ key })) throw new CommandError(`${keyFile.name} ${keyFile.path} is not a PEM private key (without a passphrase)`);
+  if (problem({ cert, key })) throw new CommandError(`${keyFile.name} ${keyFile.path} is not the private key of the certificate in ${certFile.name} ${certFile.path}`);
+  return { cert, key };
+}
+
 const SERVE_OPTIONS = {
   db: { type: 'string' },
   host: { type: 'string' },
@@ -208,9 +292,11 @@ async function serve(args: string[]): Promise<void> {
     return;
   }
   const host = values.host ?? env('WTA_HOST') ?? '127.0.0.1';
-  const port = parseInteger(values.port ?? env('WTA_PORT') ?? '8080', '--port', 0, 65535);
+  // A bad value is reported under the name it was given by: the flag, or else the variable.
+  const port = parseInteger(values.port ?? env('WTA_PORT') ?? '8080', values.port === undefined ? 'WTA_PORT' : '--port', 0, 65535);
   const rateLimitText = values['rate-limit'] ?? env('WTA_RATE_LIMIT');
-  const rateLimit = rateLimitText === undefined ? undefined : parseInteger(rateLimitText, '--rate-limit', 1, 1e9);
+  const rateLimitName = values['rate-limit'] === undefined ? 'WTA_RATE_LIMIT' : '--rate-limit';
+  const rateLimit = rateLimitText === undefined ? undefined : parseInteger(rateLimitText, rateLimitName, 1, 1e9);
   const sourceUrls = sourceSpecs(values.source);
   const fixturePath = values.fixture ?? env('WTA_FIXTURE');
   const demo = values.demo ?? envFlag('WTA_DEMO') ?? false;
@@ -220,7 +306,10 @@ async function serve(args: string[]): Promise<void> {
   const tls =
     certPath === undefined || keyPath === undefined
       ? undefined
-      : { cert: readPem(certPath, '--tls-cert'), key: readPem(keyPath, '--tls-key') };
+      : readTlsPair(
+        { path: certPath, name: values['tls-cert'] === undefined ? 'WTA_TLS_CERT' : '--tls-cert' },
+        { path: keyPath, name: values['tls-key'] === undefined ? 'WTA_TLS_KEY' : '--tls-key' },
+      );
 
   const [{ createNodeServer }, { withHealthCheck }, { hashToken }, { loadFixtureFile }, { createService }, { packageFile }, { httpSourceProvider }] = await Promise.all([
     import('../adapters/node-http.js'),
@@ -233,15 +322,19 @@ async function serve(args: string[]): Promise<void> {
   ]);
   // Each --source KEY=BASEURL is the built-in http provider for linked items of that providerKey.
   const sources = Object.fromEntries([...sourceUrls].map(([key, url]) => [key, httpSourceProvider(url.toString())]));
-  const db = await openDb(values.db);
+  const opened = await openDb(values.db);
+  const { db } = opened;
   let demoToken: string | undefined;
   try {
     const demoPath = packageFile('fixtures/demo.json');
     // Only an empty database gets the demo, so a restart keeps what the user changed. It goes in
-    // before --fixture, which is then loaded over it (on an empty database both are wanted).
-    const empty = (db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0) === 0;
-    if (demo && empty) err(`demo: ${summaryLine(loadFixtureFile(db, demoPath))}`);
-    if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);
+    // before --fixture, which is then loaded over it (on an empty database both are wanted), in
+    // one transaction: a fixture that fails takes the demo back with it.
+    db.transaction(() => {
+      const empty = (db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0) === 0;
+      if (demo && empty) err(`demo: ${summaryLine(loadFixtureFile(db, demoPath))}`);
+      if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);
+    })();
     if (demo) {
       const token = demoAgentToken(demoPath);
       const active = token === undefined ? undefined : db.prepare<[string], { id: number }>(
@@ -251,7 +344,7 @@ async function serve(args: string[]): Promise<void> {
       else demoToken = token;
     }
   } catch (error) {
-    db.close();
+    opened.abandon();
     throw error;
   }
 
@@ -391,12 +484,7 @@ async function load(args: string[]): Promise<void> {
   if (command === null) return;
   const fixture = command.file;
   const { loadFixtureFile } = await import('../lib/fixtures/load.js');
-  const db = await openDb(command.db);
-  try {
-    out(summaryLine(loadFixtureFile(db, fixture)));
-  } finally {
-    db.close();
-  }
+  out(summaryLine(await withDb(command.db, (db) => loadFixtureFile(db, fixture))));
 }
 
 function clientLine(client: ClientSummary): string {
@@ -461,20 +549,15 @@ async function client(args: string[]): Promise<void> {
       // A bad flag value is a usage error (exit 2), found before the database is opened.
       const unknownScope = scopes.find((scope) => typeof scope !== 'string' || !isScope(scope));
       if (unknownScope !== undefined) throw new UsageError(`unknown scope "${String(unknownScope)}" (scopes: ${SCOPES.join(', ')})`);
-      const db = await openDb(str('db'));
-      try {
-        const created = adminClients(db).create({
-          organisationId,
-          name,
-          sponsorId,
-          resourceId,
-          scopes: scopes.filter((scope): scope is string => typeof scope === 'string'),
-        });
-        out(`created client ${clientLine(created.client)}`);
-        printToken(created.token);
-      } finally {
-        db.close();
-      }
+      const created = await withDb(str('db'), (db) => adminClients(db).create({
+        organisationId,
+        name,
+        sponsorId,
+        resourceId,
+        scopes: scopes.filter((scope): scope is string => typeof scope === 'string'),
+      }));
+      out(`created client ${clientLine(created.client)}`);
+      printToken(created.token);
       return;
     }
     case 'rotate':
@@ -482,30 +565,19 @@ async function client(args: string[]): Promise<void> {
       const [idText, ...extra] = positionals;
       if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
       const id = parseId(idText, `client ${action} ID`);
-      const db = await openDb(str('db'));
-      try {
-        const admin = adminClients(db);
-        if (action === 'rotate') {
-          const rotated = admin.rotate(id);
-          out(`rotated client ${clientLine(rotated.client)}; the old token no longer works`);
-          printToken(rotated.token);
-        } else {
-          const revoked = admin.revoke(id);
-          out(`${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`);
-        }
-      } finally {
-        db.close();
+      if (action === 'rotate') {
+        const rotated = await withDb(str('db'), (db) => adminClients(db).rotate(id));
+        out(`rotated client ${clientLine(rotated.client)}; the old token no longer works`);
+        printToken(rotated.token);
+      } else {
+        const revoked = await withDb(str('db'), (db) => adminClients(db).revoke(id));
+        out(`${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`);
       }
       return;
     }
     case 'list': {
       if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`);
-      const db = await openDb(str('db'));
-      try {
-        for (const summary of adminClients(db).list()) out(clientLine(summary));
-      } finally {
-        db.close();
-      }
+      for (const summary of await withDb(str('db'), (db) => adminClients(db).list())) out(clientLine(summary));
       return;
     }
     default:

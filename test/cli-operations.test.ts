@@ -274,7 +274,12 @@ t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment
   tt.match(badSources.stderr, /WTA_SOURCES must be KEY=BASEURL, got "tracker"/);
   const badPort = await run(['serve'], { WTA_PORT: 'eighty' });
   tt.equal(badPort.code, 2);
-  tt.match(badPort.stderr, /--port must be an integer/);
+  tt.match(badPort.stderr, /WTA_PORT must be an integer/, 'names the variable, not the flag it stands in for');
+  const badLimit = await run(['serve'], { WTA_RATE_LIMIT: '0' });
+  tt.equal(badLimit.code, 2);
+  tt.match(badLimit.stderr, /WTA_RATE_LIMIT must be an integer/);
+  const badFlag = await run(['serve', '--port', 'eighty'], { WTA_PORT: '0' });
+  tt.match(badFlag.stderr, /--port must be an integer/, 'a bad flag is named as the flag');
   const missingFixture = await run(['serve', '--db', join(dirOf(tt), 'x.sqlite')], { WTA_FIXTURE: join(dirOf(tt), 'nope.json') });
   tt.equal(missingFixture.code, 1);
 });
@@ -305,4 +310,35 @@ t.test('serve --tls-cert/--tls-key (or WTA_TLS_CERT/WTA_TLS_KEY) serves HTTPS, /
   tt.equal(identity.status, 200);
   tt.match(JSON.parse(identity.body), { clientName: 'scout-bot' });
   tt.notMatch(output.stderr, /warning/, 'no plain-HTTP warning');
+});
+
+t.test('serve: a certificate and key that do not go together are named in words before anything is opened', { skip: openssl.status === 0 ? false : 'openssl is not installed' }, async (tt) => {
+  const dir = dirOf(tt);
+  const pair = (name: string) => {
+    const files = { cert: join(dir, `${name}-cert.pem`), key: join(dir, `${name}-key.pem`) };
+    const made = spawnSync('openssl', [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', files.key, '-out', files.cert,
+      '-days', '1', '-subj', '/CN=127.0.0.1',
+    ], { encoding: 'utf8' });
+    tt.equal(made.status, 0, made.stderr);
+    return files;
+  };
+  const one = pair('one');
+  const two = pair('two');
+  const junk = join(dir, 'junk.pem');
+  writeFileSync(junk, 'not a pem file\n');
+  const dbPath = join(dir, 'never.sqlite');
+  const cases: [string[], Record<string, string>, RegExp][] = [
+    [['--tls-cert', one.key, '--tls-key', one.cert], {}, /^error: --tls-cert \S+one-key\.pem is not a PEM certificate$/m],
+    [['--tls-cert', one.cert, '--tls-key', junk], {}, /^error: --tls-key \S+junk\.pem is not a PEM private key/m],
+    [['--tls-cert', one.cert, '--tls-key', two.key], {}, /^error: --tls-key \S+two-key\.pem is not the private key of the certificate in --tls-cert \S+one-cert\.pem$/m],
+    [[], { WTA_TLS_CERT: junk, WTA_TLS_KEY: one.key }, /^error: WTA_TLS_CERT \S+junk\.pem is not a PEM certificate$/m],
+  ];
+  for (const [args, env, message] of cases) {
+    const result = await run(['serve', '--db', dbPath, '--port', '0', ...args], env);
+    tt.equal(result.code, 1, `${args.join(' ') || JSON.stringify(env)}: exit 1`);
+    tt.match(result.stderr, message);
+    tt.notMatch(result.stderr, /routines::/, 'no OpenSSL error code');
+  }
+  tt.notOk(existsSync(dbPath), 'no database was created');
 });

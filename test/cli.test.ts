@@ -95,22 +95,63 @@ t.test('load rejects a bad fixture naming the path and writes nothing', async (t
   if (assignee !== undefined) assignee.staffMemberId = 999;
   const bad = join(dir, 'bad.json');
   writeFileSync(bad, JSON.stringify(fixture));
-  const dbPath = join(dir, 'load.sqlite');
 
-  const result = await run(['load', bad, '--db', dbPath]);
+  // Into a database that does not exist yet: neither the file nor its new directories are left.
+  const fresh = join(dir, 'new', 'deeper', 'load.sqlite');
+  const result = await run(['load', bad, '--db', fresh]);
   tt.equal(result.code, 1);
   tt.match(result.stderr, /^fixture error: tasks\[2\]\.assignees\[0\]\.staffMemberId: /m, 'names the offending path');
   tt.equal(result.stdout, '');
+  tt.notOk(existsSync(join(dir, 'new')), 'no file or directory left behind');
 
-  const db = new Database(dbPath, { readonly: true });
-  tt.teardown(() => db.close());
-  for (const table of ['organisations', 'staff', 'api_clients', 'projects', 'tasks']) {
-    tt.equal((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n, 0, `no ${table} written`);
-  }
-
+  // Into an existing database: its rows stay as they were.
+  const dbPath = join(dir, 'load.sqlite');
   const good = await run(['load', DEMO, '--db', dbPath]);
   tt.equal(good.code, 0);
   tt.equal(good.stdout, 'loaded 1 organisations, 3 staff, 3 clients, 2 projects, 7 tasks, 0 claims\n');
+  const counts = () => {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return ['organisations', 'staff', 'api_clients', 'projects', 'tasks', 'task_assignments'].map(
+        (table) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+    } finally {
+      db.close();
+    }
+  };
+  const before = counts();
+  fixture.tasks.push({ assignees: [] } as never);
+  writeFileSync(bad, JSON.stringify(fixture));
+  const again = await run(['load', bad, '--db', dbPath]);
+  tt.equal(again.code, 1);
+  tt.match(again.stderr, /^fixture error: tasks\[7\]\.id: required member missing$/m, 'a missing member is named itself');
+  tt.same(counts(), before, 'nothing written');
+  tt.ok(existsSync(dbPath), 'the existing database is kept');
+});
+
+t.test('serve --demo --fixture with a bad fixture leaves no demo behind: both load in one transaction', async (tt) => {
+  const dir = tt.testdir();
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, JSON.stringify({ organisations: [{ id: 1, name: 'Clash' }], projects: [{ id: 1, organisationId: 7, name: 'P' }] }));
+  // An existing, empty database: the demo would go in, then the fixture fail.
+  const dbPath = join(dir, 'empty.sqlite');
+  openDatabase(dbPath).db.close();
+  const result = await run(['serve', '--demo', '--fixture', bad, '--db', dbPath, '--port', '0']);
+  tt.equal(result.code, 1);
+  tt.match(result.stderr, /^fixture error: projects\[0\]\.organisationId: /m);
+  const db = new Database(dbPath, { readonly: true });
+  tt.teardown(() => db.close());
+  tt.equal((db.prepare('SELECT count(*) AS n FROM organisations').get() as { n: number }).n, 0, 'the demo was taken back');
+
+  const fresh = join(dir, 'fresh.sqlite');
+  const onNew = await run(['serve', '--demo', '--fixture', bad, '--db', fresh, '--port', '0']);
+  tt.equal(onNew.code, 1);
+  tt.notOk(existsSync(fresh), 'a database the command created is removed again');
+});
+
+t.test('load --db under a directory that cannot be created fails at once (node\'s recursive mkdir would spin)', { skip: existsSync('/proc/self') ? false : 'no /proc' }, async (tt) => {
+  const result = await run(['load', DEMO, '--db', '/proc/no-such-dir/x.sqlite']);
+  tt.equal(result.code, 1);
+  tt.match(result.stderr, /^error: cannot open database \/proc\/no-such-dir\/x\.sqlite: /m);
 });
 
 t.test('client create prints a wta_ token once and stores only its hash', async (tt) => {

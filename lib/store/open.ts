@@ -13,18 +13,32 @@ function schemaSql(): string {
 }
 
 /**
+ * Handles already set up. Adopting one again changes nothing, so it also works inside a
+ * transaction (a fixture loaded in the same transaction as another, say), where SQLite refuses
+ * to change the safety level.
+ */
+const prepared = new WeakSet<Db>();
+
+/**
  * Opens (or adopts) a database and brings it to the current schema. A file database runs in WAL
  * mode with synchronous FULL, so a 2xx answer means the change is on disk.
  */
 export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
   const owned = typeof db === 'string';
   const handle = typeof db === 'string' ? new Database(db) : db;
+  if (prepared.has(handle)) return { db: handle, owned };
   try {
-    handle.pragma('foreign_keys = ON');
-    handle.pragma('busy_timeout = 5000');
-    if (!handle.memory) handle.pragma('journal_mode = WAL');
-    handle.pragma('synchronous = FULL');
+    // Inside the caller's transaction SQLite refuses these settings: the schema is brought up to
+    // date, and the handle is set up in full the next time it is adopted outside one.
+    const settle = !handle.inTransaction;
+    if (settle) {
+      handle.pragma('foreign_keys = ON');
+      handle.pragma('busy_timeout = 5000');
+      if (!handle.memory) handle.pragma('journal_mode = WAL');
+      handle.pragma('synchronous = FULL');
+    }
     migrate(handle, schemaSql());
+    if (settle) prepared.add(handle);
   } catch (error) {
     if (owned) handle.close();
     throw error;

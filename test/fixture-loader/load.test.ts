@@ -95,12 +95,39 @@ t.test('FIXTURE: offset times are converted to London wall time', async (t) => {
   t.equal((db.prepare('SELECT earliest_start_local AS v FROM tasks WHERE id = 1').get() as { v: string }).v, '2026-07-01T09:00:00');
 });
 
+t.test('FIXTURE: loadFixture runs inside the caller\'s transaction, so two fixtures go in or fail together', async (t) => {
+  for (const adoptedFirst of [false, true]) {
+    const db = freshDb();
+    if (adoptedFirst) loadFixture(db, { organisations: [] });
+    const bad = baseFixture();
+    bad.tasks[0]!['projectId'] = 999;
+    const error = caught(() => db.transaction(() => {
+      loadFixture(db, baseFixture());
+      loadFixture(db, bad);
+    })());
+    t.ok(error instanceof FixtureError && error.path === 'tasks[0].projectId', `the second one fails (got ${String(error)})`);
+    // On a handle never opened before, the schema itself was made in the transaction and went too.
+    const organisations = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'organisations'").pluck().get() === 1
+      ? (db.prepare('SELECT count(*) AS n FROM organisations').get() as { n: number }).n
+      : 0;
+    t.equal(organisations, 0, 'and takes the first back with it');
+    db.transaction(() => loadFixture(db, baseFixture()))();
+    t.equal((db.prepare('SELECT count(*) AS n FROM organisations').get() as { n: number }).n, 3, 'a good one commits with the transaction');
+  }
+});
+
 t.test('FIXTURE: an unknown member is rejected naming its path', async (t) => {
   expectFixtureError(t, (f) => { f.tasks[2]!['colour'] = 'red'; }, 'tasks[2].colour');
 });
 
 t.test('FIXTURE: a wrong type is rejected naming its path', async (t) => {
   expectFixtureError(t, (f) => { f.tasks[1]!['estimatedMinutes'] = '60'; }, 'tasks[1].estimatedMinutes');
+});
+
+t.test('FIXTURE: a missing required member is rejected naming the member, not its parent', async (t) => {
+  expectFixtureError(t, (f) => { delete f.tasks[1]!['title']; }, 'tasks[1].title');
+  expectFixtureError(t, (f) => { f.tasks[0]!['assignees'] = [{}]; }, 'tasks[0].assignees[0].staffMemberId');
+  expectFixtureError(t, (f) => { delete f.organisations[0]!['name']; }, 'organisations[0].name');
 });
 
 t.test('FIXTURE: an assignee of another organisation is rejected and nothing is written', async (t) => {
