@@ -3,7 +3,7 @@ import type { Logger } from '../http/pipeline.js';
 import type { Db } from '../store/open.js';
 import type { OrganisationStatements } from '../store/organisations.js';
 import type { SourceItemRow, SourceStatements } from '../store/sources.js';
-import { parseUtc } from '../time/london.js';
+import { parseInstant } from '../time/london.js';
 import { parseSnapshot, type SourceProvider, type SourceSnapshot } from './provider.js';
 import { withDeadline } from './timeout.js';
 
@@ -105,7 +105,8 @@ export function sourceRefresher(options: RefreshOptions) {
         if (reply.inReplyTo === null) continue;
         const target = sources.replyTarget(item.id, reply.inReplyTo);
         if (target === undefined || !sources.markReplySeen(item.id, reply.id)) continue;
-        const occurred = (reply.createdUtc === null ? null : parseUtc(reply.createdUtc)) ?? now;
+        // Any offset is taken as the instant it names; a missing or unreadable time is the receipt time.
+        const occurred = (reply.createdUtc === null ? null : parseInstant(reply.createdUtc)) ?? now;
         sources.insertChange({
           taskId: target.originTaskId, sourceItemId: item.id, incomingId: target.incomingId, kind: 'reply', before: null,
           after: null, response: reply.text, author: reply.author, occurred, now,

@@ -1,4 +1,4 @@
-import { parseUtc } from './london.js';
+import { parseInstant } from './london.js';
 
 /** Source of the current instant; injected so tests never wait for time to pass. */
 export interface Clock {
@@ -17,20 +17,14 @@ export interface ManualClock extends Clock {
   advance(ms: number): void;
 }
 
-const INSTANT_RE = /^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?)(?:Z|([+-])([01][0-9]|2[0-3]):([0-5][0-9]))$/;
-
 function toInstant(instant: number | string): number {
   if (typeof instant === 'number') {
     if (Number.isFinite(instant)) return instant;
     throw new TypeError(`invalid instant: ${instant}`);
   }
-  const m = INSTANT_RE.exec(instant);
-  // parseUtc does the field validation (Feb 30, hour 24, ...) on the offset-free part.
-  const wall = m === null ? null : parseUtc(`${m[1]}Z`);
-  if (m === null || wall === null) throw new TypeError(`invalid ISO instant: ${JSON.stringify(instant)}`);
-  if (m[2] === undefined) return wall;
-  const offsetMs = (Number(m[3]) * 60 + Number(m[4])) * 60_000;
-  return m[2] === '+' ? wall - offsetMs : wall + offsetMs;
+  const parsed = parseInstant(instant);
+  if (parsed === null) throw new TypeError(`invalid ISO instant: ${JSON.stringify(instant)}`);
+  return parsed;
 }
 
 /**

@@ -210,6 +210,27 @@ export function parseUtc(input: string): number | null {
   return fraction === undefined ? wall : wall + Number(fraction.padEnd(3, '0').slice(0, 3));
 }
 
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z. */
+const FIRST_INSTANT = -62_167_219_200_000;
+const LAST_INSTANT = 253_402_300_799_999;
+const INSTANT_RE = /^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?)(?:Z|([+-])([01][0-9]|2[0-3]):([0-5][0-9]))$/;
+
+/**
+ * Parses an ISO 8601 instant with `Z` or a `±HH:MM` offset (what other systems send: a source's
+ * reply times, a test clock) to epoch ms, or null when it is invalid or has no offset.
+ */
+export function parseInstant(input: string): number | null {
+  const m = INSTANT_RE.exec(input);
+  // parseUtc does the field validation (Feb 30, hour 24, ...) on the offset-free part.
+  const wall = m === null ? null : parseUtc(`${m[1]}Z`);
+  if (m === null || wall === null) return null;
+  if (m[2] === undefined) return wall;
+  const offsetMs = (Number(m[3]) * 60 + Number(m[4])) * MS_PER_MINUTE;
+  const instant = m[2] === '+' ? wall - offsetMs : wall + offsetMs;
+  // An offset may carry it past year 0000 or 9999, which utc-date-time output cannot write.
+  return instant >= FIRST_INSTANT && instant <= LAST_INSTANT ? instant : null;
+}
+
 /**
  * Real elapsed minutes between two canonical London wall times (end - start, as instants, each
  * ambiguous one taken at its first occurrence); may be negative or fractional. Throws RangeError

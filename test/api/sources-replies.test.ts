@@ -148,6 +148,21 @@ t.test('SOURCES: a reply to a published request becomes a reply change and marks
   t.equal((await humanRequest(h, stageId)).incomingRevision, detail.incomingRevision, 'and the request is not touched again');
 });
 
+t.test('SOURCES: a reply time with an offset is the instant it names; a bare or unreadable one is the receipt time', async (t) => {
+  const { h, stub, ref } = await published(t);
+  stub.addReply('T-1', { id: 'offset', inReplyTo: ref, author: 'A', text: 'one', createdUtc: '2026-11-16T10:59:00+01:00' });
+  stub.addReply('T-1', { id: 'bare', inReplyTo: ref, author: 'B', text: 'two', createdUtc: '2026-11-16T09:00:00' });
+  stub.addReply('T-1', { id: 'beyond', inReplyTo: ref, author: 'C', text: 'three', createdUtc: '0000-01-01T00:30:00+01:00' });
+  h.clock.advance(SECONDS_15);
+  await h.call('GET', `${API}/tasks/available`);
+  const changes = (await readTask(h, 1)).externalChanges as { author: string; occurredUtc: string }[];
+  t.same(changes.map(({ author, occurredUtc }) => [author, occurredUtc]), [
+    ['A', '2026-11-16T09:59:00.000Z'],
+    ['B', '2026-11-16T10:00:15.000Z'],
+    ['C', '2026-11-16T10:00:15.000Z'],
+  ]);
+});
+
 t.test('SOURCES: a reply alone does not refuse a claim', async (t) => {
   const { h, stub, ref } = await published(t);
   await h.call('GET', `${API}/tasks/available`);

@@ -33,6 +33,8 @@ t.test('manualClock throws TypeError on an invalid start instant', async (t) => 
     '2026-02-30T00:00:00Z',
     '2026-03-29T24:00:00Z',
     '2026-03-29T00:30:00+0100',
+    '0000-01-01T00:30:00+01:00',
+    '9999-12-31T23:30:00-01:00',
     '2026-03-29 00:30:00Z',
     'yesterday',
     '',
