@@ -36,6 +36,9 @@ export function taskWriteStatements(db: Db) {
            earliest_start_local = @earliestStart, release_date_local = @releaseDate, is_waiting = @isWaiting,
            resource_mode = @resourceMode
      WHERE id = @id`);
+  const setOwnEstimate = db.prepare<[{ taskId: number; staffId: number; estimatedMinutes: number }]>(`
+    UPDATE task_assignments SET estimated_minutes = @estimatedMinutes
+     WHERE task_id = @taskId AND staff_id = @staffId AND estimated_minutes IS NOT NULL`);
   const tasksAmong = db.prepare<[{ ids: string }], { id: number; organisationId: number; status: string }>(`
     SELECT id, organisation_id AS organisationId, status FROM tasks WHERE id IN (SELECT value FROM json_each(@ids))`);
   // A cycle appears exactly when the task is reachable from one of its new prerequisites.
@@ -63,6 +66,9 @@ export function taskWriteStatements(db: Db) {
     editable: (taskId: number) => editable.get(taskId),
     exists: (taskId: number) => exists.get(taskId) !== undefined,
     update: (task: TaskUpdate) => update.run(task),
+    /** Sets `staffId`'s own estimate on the task, only where that assignee has one. */
+    followOwnEstimate: (taskId: number, staffId: number, estimatedMinutes: number) =>
+      setOwnEstimate.run({ taskId, staffId, estimatedMinutes }),
     tasksAmong: (ids: readonly number[]) => tasksAmong.all({ ids: JSON.stringify(ids) }),
     reaches: (fromIds: readonly number[], taskId: number) => reachable.get({ ids: JSON.stringify(fromIds), taskId }) !== undefined,
     replaceDependencies(taskId: number, ids: readonly number[]): void {

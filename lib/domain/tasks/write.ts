@@ -134,6 +134,11 @@ export function taskWrites(deps: TaskWriteDependencies) {
         isWaiting: isWaiting ? 1 : 0,
         resourceMode: input.resourceMode ?? row.resourceMode,
       });
+      // An assignee's own estimate (from a fixture) is what its plan uses: the estimate the caller
+      // just sent would otherwise change nothing it is offered.
+      if (input.estimatedMinutes !== undefined || input.remainingMinutes !== undefined) {
+        writes.followOwnEstimate(taskId, resourceId, estimatedMinutes);
+      }
       if (input.dependencyIds !== undefined) writes.replaceDependencies(taskId, input.dependencyIds);
       if (intervals !== undefined) writes.replaceOwnIntervals(taskId, resourceId, intervals);
       return {
