@@ -417,7 +417,9 @@ async function serve(args: string[]): Promise<void> {
   };
   server.once('error', (error: Error) => {
     err(`error: cannot listen on ${urlHost(host)}:${port}: ${error.message}`);
-    shutDown();
+    // Like any failed command: a database this start created goes again.
+    service.close();
+    opened.abandon();
     process.exitCode = 1;
   });
 

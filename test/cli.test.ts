@@ -1,6 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { adminClients } from '../lib/admin/clients.js';
 import { hashToken } from '../lib/auth/token.js';
@@ -146,6 +147,25 @@ t.test('serve --demo --fixture with a bad fixture leaves no demo behind: both lo
   const onNew = await run(['serve', '--demo', '--fixture', bad, '--db', fresh, '--port', '0']);
   tt.equal(onNew.code, 1);
   tt.notOk(existsSync(fresh), 'a database the command created is removed again');
+});
+
+t.test('serve on a port in use exits 1 naming it, and removes the database it created (an existing one stays)', async (tt) => {
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+  const port = (busy.address() as AddressInfo).port;
+  const dir = tt.testdir();
+  const fresh = join(dir, 'fresh.sqlite');
+  const result = await run(['serve', '--demo', '--db', fresh, '--port', String(port)]);
+  tt.equal(result.code, 1);
+  tt.match(result.stderr, new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`, 'm'));
+  tt.notOk(existsSync(fresh), 'the database this start created is gone');
+
+  const kept = demoDatabase(tt);
+  const again = await run(['serve', '--db', kept, '--port', String(port)]);
+  tt.equal(again.code, 1);
+  tt.ok(existsSync(kept), 'an existing database is kept');
+  tt.equal(await identityStatus(kept, DEMO_AGENT), 200, 'with its data');
 });
 
 t.test('load --db under a directory that cannot be created fails at once (node\'s recursive mkdir would spin)', { skip: existsSync('/proc/self') ? false : 'no /proc' }, async (tt) => {
