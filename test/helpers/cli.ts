@@ -78,11 +78,19 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
   });
 }
 
-/** Runs a command to completion. */
+/** A one-shot command still running after this long has hung: it is killed, and its test fails. */
+const RUN_DEADLINE_MS = 60_000;
+
+/**
+ * Runs a command to completion. One that hangs (spinning in synchronous code, where SIGTERM is
+ * never handled) is killed with SIGKILL at the deadline, so it cannot outlive its test.
+ */
 export async function run(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Output & { code: number | null }> {
   const child = start(args, env);
   const output = watch(child);
+  const deadline = setTimeout(() => child.kill('SIGKILL'), RUN_DEADLINE_MS);
   const { code } = await exited(child);
+  clearTimeout(deadline);
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
