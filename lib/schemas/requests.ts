@@ -37,7 +37,10 @@ export const TaskPatch = Type.Object(
     description: Type.Optional(Nullable(Type.String({ maxLength: MAX_TEXT_LENGTH }))),
     status: Type.Optional(TaskStatus),
     sequence: Type.Optional(Int32({ minimum: 0, maximum: 100000 })),
-    estimatedMinutes: Type.Optional(Minutes),
+    estimatedMinutes: Type.Optional({
+      ...Minutes,
+      description: "Total planned duration. Where the caller's assignment has its own estimate, that becomes this value too.",
+    }),
     remainingMinutes: Type.Optional({ ...Minutes, deprecated: true }),
     startedAt: Type.Optional(Nullable(LocalDateTimeInput)),
     earliestStart: Type.Optional(Nullable(LocalDateTimeInput)),

@@ -292,6 +292,8 @@ t.test('GET /openapi.json: PATCH says actualIntervals needs tasks:time, and Assi
   t.match(doc.components.schemas.AssistanceCreate.properties, {
     priority: { default: 'normal' }, isBlocking: { default: true }, assistanceKind: { default: 'Question' }, publishExternally: { default: false },
   });
+  t.match(doc.components.schemas.TaskPatch.properties.estimatedMinutes.description, /caller's assignment has its own estimate/,
+    'a PATCHed estimate also sets the caller\'s own (README, How planning works)');
 });
 
 t.test('GET /openapi.json: the security scheme is http bearer, required everywhere but /openapi.json', async (t) => {
