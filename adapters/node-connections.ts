@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { hasRepeatedField, rawResponse, write } from './node-response.js';
-import { handleSafely, mountedUrl, observe, type Handler } from './shared.js';
+import { handleSafely, mountedUrl, observe, originForm, type Handler } from './shared.js';
 
 /** The observers of `createNodeServer` that these answers report to. */
 export interface ConnectionObservers {
@@ -72,9 +72,21 @@ export class ConnectionAnswers {
   /**
    * Bytes node:http could not parse. A request on the connection whose body can no longer arrive
    * gets the answer; otherwise it follows the answers still pending, and the connection closes.
+   * A request refused only for its method (`get`, `FOO`) is answered by the service's router.
    */
-  clientError(error: Error, socket: Duplex): void {
-    const answer = clientErrorAnswer(error);
+  clientError(error: Error, socket: Duplex, service: Handler, prefix: string): void {
+    const line = refusedMethodLine(error);
+    if (line === null) {
+      this.#answerClientError(clientErrorAnswer(error), error, socket);
+      return;
+    }
+    // Contract 1, step 1 comes before everything else, so the request line alone decides it.
+    const routed = handleSafely(service, { method: line.method, url: mountedUrl(line.target, prefix), headers: {} });
+    if (routed instanceof Promise) void routed.then((answer) => this.#answerClientError(answer, error, socket));
+    else this.#answerClientError(routed, error, socket);
+  }
+
+  #answerClientError(answer: ServiceResponse | 'timeout' | null, error: Error, socket: Duplex): void {
     if (answer === null || !socket.writable) {
       socket.destroy();
       return;
@@ -123,6 +135,32 @@ export class ConnectionAnswers {
     if (result instanceof Promise) void result.then(reply);
     else reply(result);
   }
+}
+
+/** RFC 9110 (5.6.2) token characters, which a method is made of. */
+const TOKEN_CHAR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]$/;
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e]+) HTTP\/1\.[01]\r?\n/;
+const PARSED_METHODS = new Set(METHODS);
+
+/**
+ * The method and origin-form target of a request node:http refused only because its parser knows
+ * no such method (methods are case-sensitive, so `get` is one of them). Null for anything else,
+ * or when the line cannot be told for sure: the packet may hold earlier pipelined requests, so
+ * the line is taken from the run of token characters that ends where parsing failed, and a
+ * method node:http does parse means that run began inside an earlier request's body.
+ */
+export function refusedMethodLine(error: Error): { method: string; target: string } | null {
+  const { code, rawPacket, bytesParsed } = error as Error & { code?: unknown; rawPacket?: unknown; bytesParsed?: unknown };
+  if (code !== 'HPE_INVALID_METHOD' || !Buffer.isBuffer(rawPacket) || typeof bytesParsed !== 'number') return null;
+  let start = Math.min(bytesParsed, rawPacket.length);
+  while (start > 0 && TOKEN_CHAR.test(String.fromCharCode(rawPacket[start - 1] as number))) start -= 1;
+  // node:http's header size limit bounds the request line too.
+  const line = REQUEST_LINE.exec(rawPacket.subarray(start, start + 16_384).toString('latin1'));
+  if (line === null) return null;
+  const [, method = '', target = ''] = line;
+  const path = originForm(target);
+  if (PARSED_METHODS.has(method) || !path.startsWith('/')) return null;
+  return { method, target: path };
 }
 
 function newTraceId(): string {

@@ -110,7 +110,8 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
 
 /**
  * An `http.Server` (or, with `options.tls`, an `https.Server`) answering with the service. It
- * does not listen yet. `Expect: 100-continue` with a body over the limit gets the 413 at once.
+ * does not listen yet. `Expect: 100-continue` with a body over the limit gets the 413 at once;
+ * other expectations are ignored.
  */
 export function createNodeServer(service: Handler, options: NodeServerOptions = {}): Server {
   const handler = toNodeHandler(service, options);
@@ -126,12 +127,16 @@ export function createNodeServer(service: Handler, options: NodeServerOptions = 
     options.tls === undefined
       ? createHttpServer(settings, listener)
       : createHttpsServer({ ...settings, cert: options.tls.cert, key: options.tls.key }, listener);
+  // node:http sends any Expect naming 100-continue (beside others too) here.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (declaredLength(req) <= MAX_BODY_BYTES) res.writeContinue();
     listener(req, res);
   });
-  server.on('clientError', (error: Error, socket: Duplex) => connections.clientError(error, socket));
+  // RFC 9110 (10.1.1) lets a server ignore an expectation it does not know: node's own answer
+  // would be a bare 417, outside the API's error shape and with no error code of the API.
+  server.on('checkExpectation', listener);
   const prefix = normalisePrefix(options.prefix, 'createNodeServer');
+  server.on('clientError', (error: Error, socket: Duplex) => connections.clientError(error, socket, service, prefix));
   server.on('connect', (req: IncomingMessage, socket: Duplex) => connections.connect(service, req, socket, prefix));
   return server;
 }

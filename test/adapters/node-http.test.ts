@@ -342,3 +342,56 @@ t.test('CONNECT on an operation path is 405 with Allow, elsewhere 404, instead o
   tt.equal(statusOf(authority), 404, 'an authority-form target is no route: 404');
   tt.match(authority, /"code":"route_not_found"/);
 });
+
+t.test('a method node:http cannot parse (lower-case, unknown) is 405 with Allow on an operation path, 404 elsewhere', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const heard: number[] = [];
+  const { port } = await listen(tt, service, { onClientError: (response) => heard.push(response.status) });
+  const cases: [string, string, number, string | null][] = [
+    ['lower-case get on /tasks/available', 'get /api/v1/tasks/available HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'GET'],
+    ['lower-case patch (which fetch() sends as given) on a task', 'patch /api/v1/tasks/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}', 405, 'GET, PATCH'],
+    ['an unknown method on a task', 'BREW /api/v1/tasks/1 HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'GET, PATCH'],
+    ['an unknown method in absolute form', 'BREW http://x/api/v1/identity HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'GET'],
+    ['an unknown method on no route', 'BREW /api/v1/nowhere HTTP/1.1\r\nHost: x\r\n\r\n', 404, null],
+  ];
+  for (const [what, bytes, status, allow] of cases) {
+    const response = await raw(port, [bytes]);
+    tt.equal(statusOf(response), status, `${what}: ${status}`);
+    tt.match(response, /\r\ncontent-type: application\/problem\+json\r\n/i, `${what}: problem+json`);
+    tt.match(response, /\r\nx-trace-id: [0-9a-f]{32}\r\n/i, `${what}: a trace id`);
+    tt.match(response, /\r\nconnection: close\r\n/i, `${what}: the connection closes (the body, if any, is unread)`);
+    tt.match(response, status === 405 ? /"code":"method_not_allowed"/ : /"code":"route_not_found"/, what);
+    if (allow !== null) tt.match(response, new RegExp(`\\r\\nallow: ${allow}\\r\\n`, 'i'), `${what}: Allow`);
+  }
+  tt.strictSame(heard, cases.map(([, , status]) => status), 'the host hears of each as a client error');
+
+  // Pipelined behind a request whose body ends in token characters ("GE" + "T /x"): the line
+  // cannot be told apart from "GET /x", so it is the plain 400 of unparseable bytes.
+  const behind = await raw(port, ['POST /api/v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nGET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n']);
+  const second = behind.indexOf('HTTP/1.1', 1);
+  tt.equal(statusOf(behind), 404, 'the first request is answered');
+  tt.equal(statusOf(behind.slice(second)), 400, 'the bytes after it are 400, never taken for a GET');
+  const after = await raw(port, ['POST /api/v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}FOO /api/v1/identity HTTP/1.1\r\nHost: x\r\n\r\n']);
+  tt.equal(statusOf(after.slice(after.indexOf('HTTP/1.1', 1))), 405, 'after a body that ends in no token character, an unknown method is still 405');
+});
+
+t.test('Expect: 100-continue is answered 100 within the limit and 413 at once over it; other expectations are ignored, never a bare 417', async (tt) => {
+  const h = adaWorld();
+  const { port } = await listen(tt, h.service);
+  const ada = `Authorization: Bearer ${TOKENS.ada}`;
+  const within = await raw(port, [`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${ada}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n`, '{}']);
+  tt.match(within, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /, '100-continue within the limit: 100, then the answer to the body (400: no text)');
+  const over = await raw(port, [`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\n${ada}\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 1}\r\nExpect: 100-continue\r\n\r\n`]);
+  tt.equal(statusOf(over), 413, '100-continue over the limit: 413 without waiting for the body');
+  tt.notMatch(over, /100 Continue/, 'and no 100 before it');
+  tt.match(over, /"code":"request_too_large"/);
+
+  const unknown = await raw(port, [`GET /api/v1/identity HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${ada}\r\nExpect: foo\r\n\r\n`]);
+  tt.equal(statusOf(unknown), 200, 'an unknown expectation is ignored: the request is answered');
+  const listed = await raw(port, [`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${ada}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: foo, 100-continue\r\n\r\n`, '{}']);
+  tt.match(listed, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /, '100-continue beside an unknown expectation still gets its 100');
+  const refused = await raw(port, [`GET /api/v1/identity HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: foo\r\n\r\n`]);
+  tt.equal(statusOf(refused), 401, 'and the request goes through the pipeline as usual (no credential: 401)');
+  tt.match(refused, /"code":"authentication_failed"/);
+});
