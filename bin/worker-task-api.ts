@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
@@ -7,6 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
+import { makeParents } from '../lib/admin/directories.js';
 import { isScope, SCOPES } from '../lib/auth/scopes.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
 import type { ResponseMeta } from '../lib/http/types.js';
@@ -153,30 +154,16 @@ interface OpenedDb {
 }
 
 /**
- * Creates the missing directories above a database file, one level at a time: node's recursive
- * mkdirSync never returns on some paths (e.g. under /proc). Returns the first one created.
+ * Opens the database the CLI owns, creating the directory of a file database first. With
+ * `mustExist` (commands that manage what is already there) a missing file is an error instead:
+ * a mistyped `--db` would otherwise leave an empty database behind.
  */
-function makeParents(directory: string): string | undefined {
-  const missing: string[] = [];
-  for (let current = directory; !existsSync(current); current = dirname(current)) {
-    missing.unshift(current);
-    if (dirname(current) === current) break;
-  }
-  try {
-    for (const created of missing) mkdirSync(created);
-  } catch (error) {
-    if (missing[0] !== undefined) rmSync(missing[0], { recursive: true, force: true });
-    throw error;
-  }
-  return missing[0];
-}
-
-/** Opens the database the CLI owns, creating the directory of a file database first. */
-async function openDb(dbOption: string | undefined): Promise<OpenedDb> {
+async function openDb(dbOption: string | undefined, mustExist = false): Promise<OpenedDb> {
   const path = dbOption ?? env('WTA_DB') ?? DEFAULT_DB;
-  const { openDatabase } = await import('../lib/store/open.js');
   const file = path === ':memory:' ? undefined : resolve(path);
   const existed = file === undefined || existsSync(file);
+  if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
+  const { openDatabase } = await import('../lib/store/open.js');
   let createdDirectory: string | undefined;
   const removeCreated = (): void => {
     if (file === undefined || existed) return;
@@ -200,8 +187,8 @@ async function openDb(dbOption: string | undefined): Promise<OpenedDb> {
 }
 
 /** Runs a command on the database: closed afterwards, and abandoned (see OpenedDb) if it throws. */
-async function withDb<T>(dbOption: string | undefined, action: (db: Db) => T): Promise<T> {
-  const opened = await openDb(dbOption);
+async function withDb<T>(dbOption: string | undefined, action: (db: Db) => T, mustExist = false): Promise<T> {
+  const opened = await openDb(dbOption, mustExist);
   let result: T;
   try {
     result = action(opened.db);
@@ -557,7 +544,7 @@ async function client(args: string[]): Promise<void> {
         sponsorId,
         resourceId,
         scopes: scopes.filter((scope): scope is string => typeof scope === 'string'),
-      }));
+      }), true);
       out(`created client ${clientLine(created.client)}`);
       printToken(created.token);
       return;
@@ -568,18 +555,18 @@ async function client(args: string[]): Promise<void> {
       if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
       const id = parseId(idText, `client ${action} ID`);
       if (action === 'rotate') {
-        const rotated = await withDb(str('db'), (db) => adminClients(db).rotate(id));
+        const rotated = await withDb(str('db'), (db) => adminClients(db).rotate(id), true);
         out(`rotated client ${clientLine(rotated.client)}; the old token no longer works`);
         printToken(rotated.token);
       } else {
-        const revoked = await withDb(str('db'), (db) => adminClients(db).revoke(id));
+        const revoked = await withDb(str('db'), (db) => adminClients(db).revoke(id), true);
         out(`${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`);
       }
       return;
     }
     case 'list': {
       if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`);
-      for (const summary of await withDb(str('db'), (db) => adminClients(db).list())) out(clientLine(summary));
+      for (const summary of await withDb(str('db'), (db) => adminClients(db).list(), true)) out(clientLine(summary));
       return;
     }
     default:

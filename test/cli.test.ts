@@ -2,7 +2,7 @@ import t from 'tap';
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { adminClients } from '../lib/admin/clients.js';
 import { hashToken } from '../lib/auth/token.js';
 import { loadFixtureFile } from '../lib/fixtures/load.js';
@@ -226,6 +226,31 @@ t.test('client revoke makes the token answer 401', async (tt) => {
   const listed = await run(['client', 'list', '--db', path]);
   tt.match(listed.stdout, /^id=100 org=1 name="ada-bot" sponsor=11 resource=10 active=no scopes=tasks:read,/m);
   tt.notMatch(listed.stdout, hashToken(DEMO_AGENT), 'list shows no hashes');
+});
+
+t.test('client commands on a missing database exit 1 naming it and create no file', async (tt) => {
+  const missing = join(tt.testdir(), 'typo.sqlite');
+  // One command that reads and one that writes: all four share the check.
+  for (const args of [['list'], ['create', '--org', '1', '--name', 'x', '--sponsor', '11', '--scope', 'tasks:read']]) {
+    const result = await run(['client', ...args, '--db', missing]);
+    tt.equal(result.code, 1, `client ${args[0] ?? ''}: exit 1`);
+    tt.match(result.stderr, /^error: no database at .*typo\.sqlite \(serve or load creates one\)$/m, `client ${args[0] ?? ''}: names the file`);
+    tt.notOk(existsSync(missing), `client ${args[0] ?? ''}: no database is created`);
+  }
+});
+
+t.test('backup under a directory that cannot be created fails at once and leaves nothing', { skip: existsSync('/proc/self') ? false : 'no /proc' }, async (tt) => {
+  const path = demoDatabase(tt);
+  const dir = dirname(path);
+  const result = await run(['backup', '/proc/no-such-dir/copy.sqlite', '--db', path]);
+  tt.equal(result.code, 1, 'under /proc: exit 1 (node\'s recursive mkdir would spin)');
+  tt.match(result.stderr, /^error: backup failed: /m);
+  writeFileSync(join(dir, 'file'), 'not a directory');
+  const under = await run(['backup', join(dir, 'file', 'sub', 'copy.sqlite'), '--db', path]);
+  tt.equal(under.code, 1, 'a directory under a file cannot be made');
+  const made = await run(['backup', join(dir, 'made', 'deeper', 'copy.sqlite'), '--db', path]);
+  tt.equal(made.code, 0, made.stderr);
+  tt.ok(existsSync(join(dir, 'made', 'deeper', 'copy.sqlite')), 'missing directories are created level by level');
 });
 
 t.test('SIGTERM stops serve cleanly with exit code 0', async (tt) => {

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
+import { makeParents } from './directories.js';
 
 /** What `backupDatabase` did. */
 export interface BackupSummary {
@@ -29,26 +30,39 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
   } catch (error) {
     throw new AdminError(`cannot open database ${source}: ${error instanceof Error ? error.message : String(error)}`);
   }
+  let createdDirectory: string | undefined;
+  const removeCopy = (): void => {
+    for (const suffix of ['', '-journal', '-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
+    if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
+  };
   let pages: number;
   try {
-    mkdirSync(dirname(resolve(target)), { recursive: true });
+    createdDirectory = makeParents(dirname(resolve(target)));
     // After the first (sizing) step, every remaining page in one step.
     pages = (await db.backup(target, { progress: () => 0x7fffffff })).totalPages;
   } catch (error) {
-    rmSync(target, { force: true });
+    removeCopy();
     throw new AdminError(`backup failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     db.close();
   }
 
-  const copy = new Database(target, { fileMustExist: true });
   let integrity: unknown;
   try {
-    copy.pragma('journal_mode = DELETE');
-    integrity = copy.pragma('integrity_check', { simple: true });
-  } finally {
-    copy.close();
+    const copy = new Database(target, { fileMustExist: true });
+    try {
+      copy.pragma('journal_mode = DELETE');
+      integrity = copy.pragma('integrity_check', { simple: true });
+    } finally {
+      copy.close();
+    }
+  } catch (error) {
+    removeCopy();
+    throw new AdminError(`the copy ${target} could not be checked: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (integrity !== 'ok') throw new AdminError(`the copy ${target} failed its integrity check: ${String(integrity)}`);
+  if (integrity !== 'ok') {
+    removeCopy();
+    throw new AdminError(`the copy ${target} failed its integrity check: ${String(integrity)}`);
+  }
   return { pages };
 }
