@@ -5,13 +5,13 @@ export const LONDON = 'Europe/London';
 
 /**
  * Strict syntax of a local-date-time input: `YYYY-MM-DDTHH:mm:ss`, optionally followed by a
- * `.fraction` of 1-9 digits, optionally followed by `Z` or `±HH:MM`. Anchored, flag-free and
- * lookbehind-free so it can also serve as a JSON-schema `pattern`. Day-of-month is only checked
+ * `.fraction` of any number of digits (as RFC 3339 allows), optionally followed by `Z` or
+ * `±HH:MM`. Anchored, flag-free and lookbehind-free so it can also serve as a JSON-schema `pattern`. Day-of-month is only checked
  * against 01-31; `parseLocalDateTime` rejects dates such as Feb 30.
  */
 export const LOCAL_DATE_TIME_INPUT_PATTERN =
   '^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]' +
-  '(?:\\.[0-9]{1,9})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?$';
+  '(?:\\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?$';
 
 /** Result of `parseLocalDateTime`: the canonical wall time, or why the input was refused. */
 /**
@@ -23,11 +23,11 @@ export type LocalParse = { ok: true; local: string; instant: number } | { ok: fa
 
 // Capturing twin of LOCAL_DATE_TIME_INPUT_PATTERN; the exported one stays group-free for schemas.
 const INPUT_RE =
-  /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.[0-9]{1,9})?(?:(Z)|([+-])([01][0-9]|2[0-3]):([0-5][0-9]))?$/;
+  /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.[0-9]+)?(?:(Z)|([+-])([01][0-9]|2[0-3]):([0-5][0-9]))?$/;
 const CANONICAL_RE =
   /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])$/;
 const UTC_RE =
-  /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]{1,9}))?Z$/;
+  /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]+))?Z$/;
 
 const MS_PER_MINUTE = 60_000;
 const MS_PER_DAY = 86_400_000;
@@ -198,8 +198,8 @@ export function formatUtc(ms: number): string {
 }
 
 /**
- * Parses a strict utc-date-time (`YYYY-MM-DDTHH:mm:ss(.fraction)?Z`, fraction 1-9 digits, truncated
- * to milliseconds) to epoch ms, or null when invalid (including offsets other than `Z`).
+ * Parses a strict utc-date-time (`YYYY-MM-DDTHH:mm:ss(.fraction)?Z`, a fraction of any length
+ * truncated to milliseconds) to epoch ms, or null when invalid (including offsets other than `Z`).
  */
 export function parseUtc(input: string): number | null {
   const m = UTC_RE.exec(input);
@@ -213,7 +213,7 @@ export function parseUtc(input: string): number | null {
 /** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z. */
 const FIRST_INSTANT = -62_167_219_200_000;
 const LAST_INSTANT = 253_402_300_799_999;
-const INSTANT_RE = /^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?)(?:Z|([+-])([01][0-9]|2[0-3]):([0-5][0-9]))$/;
+const INSTANT_RE = /^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?)(?:Z|([+-])([01][0-9]|2[0-3]):([0-5][0-9]))$/;
 
 /**
  * Parses an ISO 8601 instant with `Z` or a `±HH:MM` offset (what other systems send: a source's

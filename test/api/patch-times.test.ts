@@ -88,7 +88,7 @@ t.test('PATCH: a startedAt after completedAt gives 422 invalid_field (a not-Done
   t.equal((await readTask(h, 12)).startedAt, '2026-11-16T07:30:00');
 });
 
-t.test('PATCH: an offset or Z startedAt is converted to London wall time, and a fraction is dropped', async (t) => {
+t.test('PATCH: an offset or Z startedAt is converted to London wall time, and a fraction (of any length) is dropped', async (t) => {
   const h = adaWorld({ fixture: startedFixture() });
   const cases: [string, string][] = [
     ['2026-11-16T09:00:00Z', '2026-11-16T09:00:00'],
@@ -97,6 +97,7 @@ t.test('PATCH: an offset or Z startedAt is converted to London wall time, and a 
     ['2026-11-16T04:00:00-05:00', '2026-11-16T09:00:00'],
     ['2026-11-16T09:15:42.987', '2026-11-16T09:15:42'],
     ['2026-11-16T09:15:42.123456789Z', '2026-11-16T09:15:42'],
+    ['2026-11-16T09:15:42.1234567890123', '2026-11-16T09:15:42'],
     ['2026-03-29T01:30:00Z', '2026-03-29T02:30:00'],
   ];
   for (const [input, stored] of cases) {

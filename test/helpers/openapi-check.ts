@@ -15,7 +15,7 @@ const ajv = new Ajv({ strict: false, allErrors: false });
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 addFormats(ajv);
 ajv.addFormat('int32', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31 });
-ajv.addFormat('local-date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})?$/);
+ajv.addFormat('local-date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?$/);
 ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isInteger(value) });
 ajv.addSchema(document as object, 'openapi');
 

@@ -138,12 +138,16 @@ t.test('offset inputs on a spring day land either side of the gap, never in it',
   t.same(parseLocalDateTime('2027-03-28T01:00:00Z'), parsed('2027-03-28T01:00:00Z', '2027-03-28T02:00:00'));
 });
 
-t.test('fractions of 1-9 digits are accepted and truncated to whole seconds', async (t) => {
+t.test('fractions of any number of digits are accepted and truncated to whole seconds', async (t) => {
   t.same(parseLocalDateTime('2026-01-01T10:00:00.5'), parsed('2026-01-01T10:00:00.5', '2026-01-01T10:00:00'));
   t.same(parseLocalDateTime('2026-01-01T10:00:59.999999999'), parsed('2026-01-01T10:00:59.999999999', '2026-01-01T10:00:59'));
   t.same(parseLocalDateTime('2026-06-01T10:00:59.999Z'), parsed('2026-06-01T10:00:59.999Z', '2026-06-01T11:00:59'));
   t.same(parseLocalDateTime('2026-06-01T10:00:00.123456+02:00'), parsed('2026-06-01T10:00:00.123456+02:00', '2026-06-01T09:00:00'));
   t.same(parseLocalDateTime('2026-12-31T23:59:59.999999999Z'), parsed('2026-12-31T23:59:59.999999999Z', '2026-12-31T23:59:59'));
+  // RFC 3339 sets no limit on the digits of a fraction.
+  t.same(parseLocalDateTime('2026-01-01T10:00:00.1234567890'), parsed('2026-01-01T10:00:00.1234567890', '2026-01-01T10:00:00'));
+  const long = `2026-06-01T10:00:59.${'9'.repeat(40)}Z`;
+  t.same(parseLocalDateTime(long), parsed(long, '2026-06-01T11:00:59'));
 });
 
 t.test('a fraction does not rescue a nonexistent spring wall time', async (t) => {
@@ -176,7 +180,6 @@ const SYNTAX_ERRORS: readonly string[] = [
   '2026-01-32T10:00:00',
   '2026-01-01',
   '2026-01-01T10:00:00.',
-  '2026-01-01T10:00:00.1234567890',
   '2026-01-01T10:00:00z',
   '2026-01-01T10:00:00+0100',
   '2026-01-01T10:00:00+01',
@@ -297,11 +300,12 @@ t.test('formatUtc output has the exact shape YYYY-MM-DDTHH:mm:ss.sssZ', async (t
   t.equal(formatUtc(localToEpochMs('2026-06-01T12:34:56')), '2026-06-01T11:34:56.000Z');
 });
 
-t.test('parseUtc accepts Z forms with 0-9 fraction digits, truncating to milliseconds', async (t) => {
+t.test('parseUtc accepts Z forms with or without a fraction of any length, truncating to milliseconds', async (t) => {
   t.equal(parseUtc('2026-03-29T01:00:00Z'), utc('2026-03-29T01:00:00Z'));
   t.equal(parseUtc('2026-03-29T01:00:00.5Z'), utc('2026-03-29T01:00:00.500Z'));
   t.equal(parseUtc('2026-03-29T01:00:00.123Z'), utc('2026-03-29T01:00:00.123Z'));
   t.equal(parseUtc('2026-03-29T01:00:00.123999999Z'), utc('2026-03-29T01:00:00.123Z'));
+  t.equal(parseUtc('2026-03-29T01:00:00.1239999999999Z'), utc('2026-03-29T01:00:00.123Z'));
   t.equal(parseUtc('0050-06-01T00:00:00Z'), utc('0050-06-01T00:00:00Z'));
 });
 
@@ -319,7 +323,6 @@ t.test('parseUtc rejects non-Z forms and invalid fields with null', async (t) =>
     '2026-03-29T01:00:00-05:00',
     '2026-03-29T01:00:00z',
     '2026-03-29T01:00:00.Z',
-    '2026-03-29T01:00:00.1234567890Z',
     '2026-03-29 01:00:00Z',
     '2026-03-29T01:00Z',
     '2026-02-30T01:00:00Z',
