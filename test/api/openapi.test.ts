@@ -279,6 +279,12 @@ t.test('GET /openapi.json: every operation lists every error status of the Error
     t.ok(headersOf(status).includes('RateLimit') && headersOf(status).includes('RateLimit-Policy'), `${status} may carry the RateLimit fields`);
   }
   t.notOk(headersOf('401').includes('RateLimit'), 'a 401 has no client to count against');
+  // Each description opens with the codes this service answers with that status.
+  for (const status of ERROR_STATUSES) {
+    const { description } = resolve(doc, doc.paths['/identity'].get.responses[status]);
+    const opening = String(description).split('.')[0] ?? '';
+    if (status !== '400') t.notMatch(opening, /validation_failed/, `${status}: validation_failed is always a 400`);
+  }
   const error = doc.components.schemas.Error;
   t.strictSame(error.required.sort(), ['code', 'status', 'title', 'traceId', 'type']);
   t.equal(error.additionalProperties, false);
