@@ -16,7 +16,7 @@ export const EmptyRequest = Type.Object({}, closed('EmptyRequest'));
 /** The all-zero UUID is malformed as a lease token (contract 2), in a body or in X-Task-Claim. */
 export const LEASE_TOKEN_PATTERN = '^(?!00000000-0000-0000-0000-000000000000$)';
 
-const LeaseToken = Type.String({
+export const LeaseToken = Type.String({
   format: 'uuid',
   pattern: LEASE_TOKEN_PATTERN,
   description: 'The lease token; the all-zero UUID is rejected.',

@@ -207,6 +207,17 @@ t.test('FIXTURE: two claims whose tokens differ only in case are rejected naming
   }, 'claims[1].token');
 });
 
+t.test('FIXTURE: a claim token the API refuses (all-zero or no UUID) is rejected, so no lease is seeded that nobody can use', async (t) => {
+  for (const token of ['00000000-0000-0000-0000-000000000000', 'not-a-uuid']) {
+    t.test(token, async (t) => {
+      expectFixtureError(t, (f) => { f.claims[0]!['token'] = token; }, 'claims[0].token');
+      const fixture = baseFixture();
+      fixture.claims[0]!['token'] = token;
+      t.match(String(caught(() => loadFixture(freshDb(), fixture))), token.startsWith('0') ? /claims\[0\]\.token: the all-zero UUID is no lease token/ : /claims\[0\]\.token: /, 'the message names the token and says what is wrong');
+    });
+  }
+});
+
 t.test('FIXTURE: a claim token already used by another lease is rejected', async (t) => {
   expectFixtureError(t, (f) => { f.claims[0]!['taskId'] = 1; }, 'claims[0].token');
 });
