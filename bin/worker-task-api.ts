@@ -289,7 +289,10 @@ async function serve(args: string[]): Promise<void> {
   const demo = values.demo ?? envFlag('WTA_DEMO') ?? false;
   const certPath = values['tls-cert'] ?? env('WTA_TLS_CERT');
   const keyPath = values['tls-key'] ?? env('WTA_TLS_KEY');
-  if ((certPath === undefined) !== (keyPath === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  if ((certPath === undefined) !== (keyPath === undefined)) {
+    const given = certPath === undefined ? (values['tls-key'] === undefined ? 'WTA_TLS_KEY' : '--tls-key') : (values['tls-cert'] === undefined ? 'WTA_TLS_CERT' : '--tls-cert');
+    throw new UsageError(`--tls-cert and --tls-key go together (or WTA_TLS_CERT and WTA_TLS_KEY): ${given} was given alone`);
+  }
   const tls =
     certPath === undefined || keyPath === undefined
       ? undefined
@@ -317,11 +320,14 @@ async function serve(args: string[]): Promise<void> {
     // Only an empty database gets the demo, so a restart keeps what the user changed. It goes in
     // before --fixture, which is then loaded over it (on an empty database both are wanted), in
     // one transaction: a fixture that fails takes the demo back with it.
-    db.transaction(() => {
+    const demoLoaded = db.transaction(() => {
       const empty = (db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0) === 0;
-      if (demo && empty) err(`demo: ${summaryLine(loadFixtureFile(db, demoPath))}`);
+      const summary = demo && empty ? loadFixtureFile(db, demoPath) : undefined;
       if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);
+      return summary;
     })();
+    // Told only once committed: a failing fixture takes the demo back with it.
+    if (demoLoaded !== undefined) err(`demo: ${summaryLine(demoLoaded)}`);
     if (demo) {
       const token = demoAgentToken(demoPath);
       const active = token === undefined ? undefined : db.prepare<[string], { id: number }>(

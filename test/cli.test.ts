@@ -84,6 +84,7 @@ t.test('serve --demo --fixture on an empty database loads the demo, then the fix
   }));
   const { base, output } = await serve(tt, ['--demo', '--fixture', fixture, '--db', join(dir, 'both.sqlite')]);
   await output.waitFor('stdout', /\/api\/v1\/tasks\/available$/m);
+  await output.waitFor('stderr', /^demo: loaded 1 organisations, /m);
   const identity = (token: string) => fetch(`${base}/api/v1/identity`, { headers: { authorization: `Bearer ${token}` } }).then((response) => response.status);
   tt.equal(await identity(DEMO_AGENT), 200, 'the demo was loaded, and its token printed');
   tt.equal(await identity('wta_mine_bot_0123456789'), 200, 'and the fixture too');
@@ -139,6 +140,7 @@ t.test('serve --demo --fixture with a bad fixture leaves no demo behind: both lo
   const result = await run(['serve', '--demo', '--fixture', bad, '--db', dbPath, '--port', '0']);
   tt.equal(result.code, 1);
   tt.match(result.stderr, /^fixture error: projects\[0\]\.organisationId: /m);
+  tt.notMatch(result.stderr, /^demo: loaded/m, 'nor does it say the demo was loaded');
   const db = new Database(dbPath, { readonly: true });
   tt.teardown(() => db.close());
   tt.equal((db.prepare('SELECT count(*) AS n FROM organisations').get() as { n: number }).n, 0, 'the demo was taken back');
@@ -274,6 +276,15 @@ t.test('unknown flag, unknown command, bad value or no command exits 2 with the 
   const badSource = await run(['serve', '--source', 'no-equals-sign']);
   tt.equal(badSource.code, 2);
   tt.match(badSource.stderr, /--source must be KEY=BASEURL/);
+
+  const [certAlone, keyFromEnv] = await Promise.all([
+    run(['serve', '--tls-cert', 'cert.pem']),
+    run(['serve'], { WTA_TLS_KEY: 'key.pem' }),
+  ]);
+  tt.equal(certAlone.code, 2, '--tls-cert without --tls-key');
+  tt.match(certAlone.stderr, /^error: --tls-cert and --tls-key go together \(or WTA_TLS_CERT and WTA_TLS_KEY\): --tls-cert was given alone$/m);
+  tt.equal(keyFromEnv.code, 2, 'WTA_TLS_KEY without a certificate');
+  tt.match(keyFromEnv.stderr, /: WTA_TLS_KEY was given alone$/m, 'names the variable it came from');
 
   const badScope = await run(['client', 'create', '--org', '1', '--name', 'x', '--sponsor', '11', '--scope', 'tasks:read', '--scope', 'nope']);
   tt.equal(badScope.code, 2, 'an unknown --scope is a bad value');
