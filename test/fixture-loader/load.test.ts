@@ -6,6 +6,7 @@ import { FixtureError, loadFixture, loadFixtureFile } from '../../lib/fixtures/l
 import { hashToken } from '../../lib/auth/token.js';
 import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
 import { workspaceVersion } from '../helpers/api.js';
+import { createService } from '../../lib/service.js';
 
 function freshDb() {
   return new Database(':memory:');
@@ -205,6 +206,21 @@ t.test('FIXTURE: two claims whose tokens differ only in case are rejected naming
   expectFixtureError(t, (f) => {
     f.claims.push({ taskId: 1, clientId: 100, token: '6F1C8A52-3F7E-4A8E-9D1E-2B7F0C4D9A10', expiresUtc: '2026-11-16T09:00:00.000Z' });
   }, 'claims[1].token');
+});
+
+t.test('FIXTURE: a client without resourceId or scopes is an identity-only client with no scopes', async (t) => {
+  const db = freshDb();
+  const fixture = baseFixture();
+  const { resourceId: _resource, scopes: _scopes, ...bare } = fixture.clients[0] as Record<string, unknown>;
+  loadFixture(db, { ...fixture, clients: [...fixture.clients, { ...bare, id: 900, name: 'bare', token: 'wta_bare_client_token_1' }] } as unknown as FixtureShape);
+  t.equal(db.prepare('SELECT resource_id FROM api_clients WHERE id = 900').pluck().get(), null, 'no resource');
+  t.equal(db.prepare('SELECT count(*) FROM api_client_scopes WHERE client_id = 900').pluck().get(), 0, 'no scopes');
+  const service = createService({ db });
+  const as = (url: string) => service.handle({ method: 'GET', url, headers: { authorization: 'Bearer wta_bare_client_token_1' } });
+  const identity = await as('/api/v1/identity');
+  t.equal(identity.status, 200, 'GET /identity works');
+  t.match(JSON.parse(identity.body ?? '{}'), { resource: null });
+  t.equal((await as('/api/v1/tasks/available')).status, 403, 'anything else is 403');
 });
 
 t.test('FIXTURE: a claim token the API refuses (all-zero or no UUID) is rejected, so no lease is seeded that nobody can use', async (t) => {
