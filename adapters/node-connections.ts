@@ -149,7 +149,7 @@ const PARSED_METHODS = new Set(METHODS);
  * the line is taken from the run of token characters that ends where parsing failed, and a
  * method node:http does parse means that run began inside an earlier request's body.
  */
-export function refusedMethodLine(error: Error): { method: string; target: string } | null {
+function refusedMethodLine(error: Error): { method: string; target: string } | null {
   const { code, rawPacket, bytesParsed } = error as Error & { code?: unknown; rawPacket?: unknown; bytesParsed?: unknown };
   if (code !== 'HPE_INVALID_METHOD' || !Buffer.isBuffer(rawPacket) || typeof bytesParsed !== 'number') return null;
   let start = Math.min(bytesParsed, rawPacket.length);
