@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
-import { makeParents } from '../lib/admin/directories.js';
+import { makeParents, removeDatabaseFiles } from '../lib/admin/files.js';
 import { isScope, SCOPES } from '../lib/auth/scopes.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
 import type { ResponseMeta } from '../lib/http/types.js';
@@ -167,7 +167,7 @@ async function openDb(dbOption: string | undefined, mustExist = false): Promise<
   let createdDirectory: string | undefined;
   const removeCreated = (): void => {
     if (file === undefined || existed) return;
-    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
+    removeDatabaseFiles(file);
     if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
   };
   try {
@@ -290,7 +290,9 @@ async function serve(args: string[]): Promise<void> {
   const certPath = values['tls-cert'] ?? env('WTA_TLS_CERT');
   const keyPath = values['tls-key'] ?? env('WTA_TLS_KEY');
   if ((certPath === undefined) !== (keyPath === undefined)) {
-    const given = certPath === undefined ? (values['tls-key'] === undefined ? 'WTA_TLS_KEY' : '--tls-key') : (values['tls-cert'] === undefined ? 'WTA_TLS_CERT' : '--tls-cert');
+    const given = certPath !== undefined
+      ? (values['tls-cert'] === undefined ? 'WTA_TLS_CERT' : '--tls-cert')
+      : (values['tls-key'] === undefined ? 'WTA_TLS_KEY' : '--tls-key');
     throw new UsageError(`--tls-cert and --tls-key go together (or WTA_TLS_CERT and WTA_TLS_KEY): ${given} was given alone`);
   }
   const tls =

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
-import { makeParents } from './directories.js';
+import { makeParents, removeDatabaseFiles } from './files.js';
 
 /** What `backupDatabase` did. */
 export interface BackupSummary {
@@ -32,7 +32,7 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
   }
   let createdDirectory: string | undefined;
   const removeCopy = (): void => {
-    for (const suffix of ['', '-journal', '-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
+    removeDatabaseFiles(target);
     if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
   };
   let pages: number;

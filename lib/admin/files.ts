@@ -20,3 +20,8 @@ export function makeParents(directory: string): string | undefined {
   }
   return missing[0];
 }
+
+/** Removes a SQLite database file with the journal, WAL and shared-memory files beside it. */
+export function removeDatabaseFiles(file: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
+}
