@@ -82,8 +82,10 @@ export class ConnectionAnswers {
     }
     // Contract 1, step 1 comes before everything else, so the request line alone decides it.
     const routed = handleSafely(service, { method: line.method, url: mountedUrl(line.target, prefix), headers: {} });
-    if (routed instanceof Promise) void routed.then((answer) => this.#answerClientError(answer, error, socket));
-    else this.#answerClientError(routed, error, socket);
+    const answer = (response: ServiceResponse): void =>
+      this.#answerClientError({ ...response, meta: { ...response.meta, method: line.method } }, error, socket);
+    if (routed instanceof Promise) void routed.then(answer);
+    else answer(routed);
   }
 
   #answerClientError(answer: ServiceResponse | 'timeout' | null, error: Error, socket: Duplex): void {

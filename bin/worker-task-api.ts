@@ -347,49 +347,49 @@ async function serve(args: string[]): Promise<void> {
   const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });
   // What the service knows of each request (route template, client id) for its log line; never sent.
   const metaOf = new WeakMap<IncomingMessage, ResponseMeta & { traceId?: string }>();
+  // One JSON line per answered request: never the path as sent, a token or a body.
+  const logLine = (method: string | null, meta: ResponseMeta | undefined, status: number, durationMs: number | null, traceId: string | undefined): void => {
+    err(JSON.stringify({
+      time: new Date().toISOString(),
+      level: 'info',
+      method,
+      route: meta?.route ?? null,
+      status,
+      durationMs: durationMs === null ? null : Math.round(durationMs * 100) / 100,
+      clientId: meta?.clientId ?? null,
+      traceId: traceId ?? null,
+    }));
+  };
+  // A CONNECT is answered on its socket, without a ServerResponse to wait for.
+  const connectStarted = new WeakMap<IncomingMessage, number>();
   const server = createNodeServer(withHealthCheck(service, { db, stopping: () => stopping }), {
     ...(tls === undefined ? {} : { tls }),
     // The adapter sends headers with one writeHead (res.getHeader cannot see them): the trace id
     // is taken from the answer itself.
     onResponse: (response, req) => {
       const traceId = response.headers['x-trace-id'];
-      metaOf.set(req, { ...response.meta, ...(traceId === undefined ? {} : { traceId }) });
+      const started = connectStarted.get(req);
+      if (started !== undefined) logLine(req.method ?? null, response.meta, response.status, performance.now() - started, traceId);
+      else metaOf.set(req, { ...response.meta, ...(traceId === undefined ? {} : { traceId }) });
     },
-    // Bytes that are no HTTP request never reach the service; their 400 gets a line all the same.
+    // Bytes node:http cannot parse never become a request; their answer gets a line all the same.
     onClientError: (response) => {
-      err(JSON.stringify({
-        time: new Date().toISOString(),
-        level: 'info',
-        method: null,
-        route: null,
-        status: response.status,
-        durationMs: null,
-        clientId: null,
-        traceId: response.headers['x-trace-id'] ?? null,
-      }));
+      logLine(response.meta?.method ?? null, response.meta, response.status, null, response.headers['x-trace-id']);
     },
   });
+  server.prependListener('connect', (req: IncomingMessage) => connectStarted.set(req, performance.now()));
   const scheme = tls === undefined ? 'http' : 'https';
 
-  // One JSON line per answered request: never the path as sent, a token or a body.
   const logRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     res.once('finish', () => {
       const meta = metaOf.get(req);
-      err(JSON.stringify({
-        time: new Date().toISOString(),
-        level: 'info',
-        method: req.method,
-        route: meta?.route ?? null,
-        status: res.statusCode,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-        clientId: meta?.clientId ?? null,
-        traceId: meta?.traceId ?? null,
-      }));
+      logLine(req.method ?? null, meta, res.statusCode, performance.now() - started, meta?.traceId);
     });
   };
-  server.on('request', logRequest);
-  server.on('checkContinue', logRequest);
+  // Every event the adapter answers a request on.
+  const answeredOn = ['request', 'checkContinue', 'checkExpectation'] as const;
+  for (const event of answeredOn) server.on(event, logRequest);
 
   // Once stopping, every answer still to be sent says `Connection: close`, so keep-alive clients
   // let go and the process can exit as soon as the last request is answered. Prepended: the
@@ -403,8 +403,7 @@ async function serve(args: string[]): Promise<void> {
     unanswered.add(res);
     res.once('close', () => unanswered.delete(res));
   };
-  server.prependListener('request', trackAnswer);
-  server.prependListener('checkContinue', trackAnswer);
+  for (const event of answeredOn) server.prependListener(event, trackAnswer);
 
   const shutDown = (): void => {
     service.close();

@@ -118,6 +118,24 @@ t.test('a request that is no HTTP gets a logged 400 with its trace id, and the s
   tt.equal((await fetch(`${base}/api/v1/identity`, { headers: AUTH })).status, 200, 'the next request is served');
 });
 
+t.test('requests the adapter answers outside node\'s request event are logged too: CONNECT, an unknown Expect, a method node cannot parse', async (tt) => {
+  const { output, base } = await serve(tt, ['--db', fixtureDatabase(tt)]);
+  const port = Number(new URL(base).port);
+  const traceOf = (answer: string) => /\r\nx-trace-id: ([0-9a-f]{32})\r\n/i.exec(answer)?.[1] ?? '';
+  const connect = await raw(port, ['CONNECT /api/v1/tasks/1 HTTP/1.1\r\nHost: x\r\n\r\n']);
+  tt.match(connect, /^HTTP\/1\.1 405 /);
+  const connectEntry = await logEntry(output, traceOf(connect));
+  tt.match(connectEntry, { method: 'CONNECT', route: '/api/v1/tasks/{id}', status: 405, clientId: null });
+  tt.type(connectEntry['durationMs'], 'number');
+  const expect = await raw(port, [`GET /api/v1/identity HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${SCOUT}\r\nExpect: foo\r\n\r\n`]);
+  tt.match(expect, /^HTTP\/1\.1 200 /);
+  tt.match(await logEntry(output, traceOf(expect)), { method: 'GET', route: '/api/v1/identity', status: 200, clientId: 1 });
+  const lower = await raw(port, ['get /api/v1/tasks/available HTTP/1.1\r\nHost: x\r\n\r\n']);
+  tt.match(lower, /^HTTP\/1\.1 405 /);
+  const lowerEntry = await logEntry(output, traceOf(lower));
+  tt.same(lowerEntry, { time: lowerEntry['time'], level: 'info', method: 'get', route: '/api/v1/tasks/available', status: 405, durationMs: null, clientId: null, traceId: traceOf(lower) });
+});
+
 t.test('GET /healthz answers 200 {"status":"ok"} outside /api/v1, unauthenticated and not rate-limited', async (tt) => {
   const { output, base } = await serve(tt, ['--db', fixtureDatabase(tt), '--rate-limit', '1']);
   for (let attempt = 0; attempt < 3; attempt += 1) {

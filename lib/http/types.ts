@@ -18,6 +18,11 @@ export interface ResponseMeta {
   clientId?: number;
   /** The operation's path template, e.g. `/api/v1/tasks/{id}`, once the operation is known. */
   route?: string;
+  /**
+   * The method as sent, set by the node adapter only where the host has no request object to read
+   * it from: a method node:http cannot parse, whose answer goes to `onClientError`.
+   */
+  method?: string;
 }
 
 /** What `handle()` answers. Header names are lowercase; `body` is absent when there is none. */

@@ -347,7 +347,13 @@ t.test('a method node:http cannot parse (lower-case, unknown) is 405 with Allow 
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());
   const heard: number[] = [];
-  const { port } = await listen(tt, service, { onClientError: (response) => heard.push(response.status) });
+  const methods: (string | undefined)[] = [];
+  const { port } = await listen(tt, service, {
+    onClientError: (response) => {
+      heard.push(response.status);
+      methods.push(response.meta?.method);
+    },
+  });
   const cases: [string, string, number, string | null][] = [
     ['lower-case get on /tasks/available', 'get /api/v1/tasks/available HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'GET'],
     ['lower-case patch (which fetch() sends as given) on a task', 'patch /api/v1/tasks/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}', 405, 'GET, PATCH'],
@@ -365,6 +371,7 @@ t.test('a method node:http cannot parse (lower-case, unknown) is 405 with Allow 
     if (allow !== null) tt.match(response, new RegExp(`\\r\\nallow: ${allow}\\r\\n`, 'i'), `${what}: Allow`);
   }
   tt.strictSame(heard, cases.map(([, , status]) => status), 'the host hears of each as a client error');
+  tt.strictSame(methods, ['get', 'patch', 'BREW', 'BREW', 'BREW'], 'with the method as sent in response.meta');
 
   // Pipelined behind a request whose body ends in token characters ("GE" + "T /x"): the line
   // cannot be told apart from "GET /x", so it is the plain 400 of unparseable bytes.
