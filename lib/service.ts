@@ -105,7 +105,7 @@ export function createService(options: ServiceOptions): Service {
       db, commits, receipts: receiptStatements(db), organisations, claims: claimRows,
       incomingRevision: (id) => assistance.incoming(id)?.revision,
     }),
-    assistance: assistanceRequests(assistance, publications),
+    assistance: assistanceRequests(assistance, publications, (row, now) => remainingMinutesFor(calendars, row.assignedHumanId, now).humanRequest(row)),
     publisher,
     incoming: incomingWork({ assistance, planner }),
     evaluation: externalEvaluation({ assistance, changes: sourceChangeStatements(db), publications }),

@@ -2,9 +2,8 @@ import type { CalendarStatements } from '../store/calendars.js';
 import type { OrganisationStatements } from '../store/organisations.js';
 import type { PlanInputStatements } from '../store/plan-inputs.js';
 import { localToEpochMs } from '../time/london.js';
-import { workingMinutesBetween } from './calendar.js';
 import { planResource, type PlanItem, type ResourcePlan } from './engine.js';
-import { assigneeRemaining, elapsedUntilChange, ELAPSED_MINUTES_LIMIT } from './remaining.js';
+import { assigneeRemaining, elapsedSinceUntilChange, elapsedUntilChange, incomingRemaining } from './remaining.js';
 
 /** How long a plan may be reused at the same workspace version while time moves on. */
 export const PLAN_MAX_AGE_MS = 60_000;
@@ -59,16 +58,12 @@ export function createPlanner(deps: PlannerDependencies) {
         notBefore: Math.max(instantOrZero(row.earliestStart), instantOrZero(row.releaseDate)),
       });
     }
-    const reservations = deps.inputs.acceptedIncoming(resourceId).map((item): PlanItem => {
+    const reservations = deps.inputs.acceptedIncoming(resourceId).map((item): PlanItem => ({
+      id: item.id,
       // In progress: what is left after the working time since it started; planned: all of it.
-      const startedAt = item.lifecycle === 'inprogress' ? item.actualStartUtc : null;
-      const elapsed = startedAt === null ? 0 : Math.floor(workingMinutesBetween(calendar, startedAt, now, ELAPSED_MINUTES_LIMIT));
-      return {
-        id: item.id,
-        minutes: Math.max(0, item.estimatedMinutes - elapsed),
-        notBefore: startedAt ?? instantOrZero(item.plannedStart),
-      };
-    });
+      minutes: incomingRemaining(item, (startedAtMs) => elapsedSinceUntilChange(calendar, startedAtMs, now).minutes),
+      notBefore: item.lifecycle === 'inprogress' && item.actualStartUtc !== null ? item.actualStartUtc : instantOrZero(item.plannedStart),
+    }));
     return { ...planResource({ now, calendar, reservations, tasks }), validUntil };
   }
 

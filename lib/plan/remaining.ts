@@ -27,9 +27,16 @@ export function elapsedPlannedMinutes(calendar: WeeklyCalendar, startedAt: strin
 export function elapsedUntilChange(
   calendar: WeeklyCalendar, startedAt: string | null, now: number,
 ): { minutes: number; until: number; minutesPerMinute: number } {
+  return elapsedSinceUntilChange(calendar, startedAt === null ? null : localToEpochMs(startedAt), now);
+}
+
+/** `elapsedUntilChange` from an instant (an Incoming item's `actualStartUtc`). */
+export function elapsedSinceUntilChange(
+  calendar: WeeklyCalendar, startedAtMs: number | null, now: number,
+): { minutes: number; until: number; minutesPerMinute: number } {
   let rate = 1;
-  if (startedAt === null) return { minutes: 0, until: Number.POSITIVE_INFINITY, minutesPerMinute: rate };
-  const exact = workingMinutesBetween(calendar, localToEpochMs(startedAt), now, ELAPSED_MINUTES_LIMIT);
+  if (startedAtMs === null) return { minutes: 0, until: Number.POSITIVE_INFINITY, minutesPerMinute: rate };
+  const exact = workingMinutesBetween(calendar, startedAtMs, now, ELAPSED_MINUTES_LIMIT);
   const minutes = Math.floor(exact);
   if (minutes >= ELAPSED_MINUTES_LIMIT) return { minutes, until: Number.POSITIVE_INFINITY, minutesPerMinute: rate };
   for (const intervals of calendar.values()) rate = Math.max(rate, intervals.length);
@@ -55,35 +62,56 @@ export function assigneeRemaining(task: RemainingBasis, ownEstimate: number | nu
   return Math.max(0, (ownEstimate ?? task.estimatedMinutes) - elapsed);
 }
 
+/** The fields of an Incoming item that its remaining time depends on. */
+export interface IncomingRemainingBasis {
+  readonly lifecycle: 'floating' | 'planned' | 'inprogress' | 'completed';
+  readonly estimatedMinutes: number;
+  readonly actualStartUtc: number | null;
+}
+
+/**
+ * An Incoming item's remaining minutes, as its recipient's plan reserves them: in progress, the
+ * estimate less the recipient's working time since it started; 0 once completed; otherwise all.
+ */
+export function incomingRemaining(item: IncomingRemainingBasis, elapsedSinceStart: (startedAtMs: number) => number): number {
+  if (item.lifecycle === 'completed') return 0;
+  if (item.lifecycle !== 'inprogress' || item.actualStartUtc === null) return item.estimatedMinutes;
+  return Math.max(0, item.estimatedMinutes - elapsedSinceStart(item.actualStartUtc));
+}
+
 /**
  * Remaining minutes for one reader at one instant: the task's on the calling worker's calendar
  * (max(0, estimate - elapsed planned duration), 0 when Done), each assignee's on that assignee's
- * own calendar, so it matches what the assignee's plan uses.
+ * own calendar, so it matches what the assignee's plan uses, and each human request's on its
+ * recipient's calendar, as the recipient's plan reserves it.
  */
 export function remainingMinutesFor(calendars: CalendarStatements, resourceId: number, now: number): RemainingMinutes {
-  // Calendars are read only when a started task needs elapsed time: most reads need none.
+  // Calendars are read only when something started needs elapsed time: most reads need none.
   const calendarByStaff = new Map<number, WeeklyCalendar>();
   let pending: readonly number[] = [];
   const elapsed = new Map<string, number>();
   let validUntil = Number.POSITIVE_INFINITY;
-  const elapsedOf = (row: TaskRow, staffId: number): number => {
-    const key = `${row.id}:${staffId}`;
+  const calendarOf = (staffId: number): WeeklyCalendar => {
+    if (!calendarByStaff.has(staffId) && pending.length > 0) {
+      // Load every calendar announced by prepare() at once, not one query per assignee.
+      for (const [id, calendar] of calendars.calendarsOf([...new Set([...pending, resourceId])])) calendarByStaff.set(id, calendar);
+      pending = [];
+    }
+    let calendar = calendarByStaff.get(staffId);
+    if (calendar === undefined) {
+      calendar = calendars.calendarOf(staffId);
+      calendarByStaff.set(staffId, calendar);
+    }
+    return calendar;
+  };
+  // `startedAt` is a task's London wall time or a request's instant, converted only on a miss.
+  const elapsedSince = (key: string, staffId: number, startedAt: string | number | null): number => {
     let minutes = elapsed.get(key);
     if (minutes === undefined) {
-      if (row.startedAt === null) {
-        minutes = 0;
-      } else {
-        if (!calendarByStaff.has(staffId) && pending.length > 0) {
-          // Load every calendar announced by prepare() at once, not one query per assignee.
-          for (const [id, calendar] of calendars.calendarsOf([...new Set([...pending, resourceId])])) calendarByStaff.set(id, calendar);
-          pending = [];
-        }
-        let calendar = calendarByStaff.get(staffId);
-        if (calendar === undefined) {
-          calendar = calendars.calendarOf(staffId);
-          calendarByStaff.set(staffId, calendar);
-        }
-        const timed = elapsedUntilChange(calendar, row.startedAt, now);
+      minutes = 0;
+      if (startedAt !== null) {
+        const startedAtMs = typeof startedAt === 'string' ? localToEpochMs(startedAt) : startedAt;
+        const timed = elapsedSinceUntilChange(calendarOf(staffId), startedAtMs, now);
         minutes = timed.minutes;
         validUntil = Math.min(validUntil, timed.until);
       }
@@ -91,10 +119,13 @@ export function remainingMinutesFor(calendars: CalendarStatements, resourceId: n
     }
     return minutes;
   };
+  const elapsedOf = (row: TaskRow, staffId: number): number => elapsedSince(`${row.id}:${staffId}`, staffId, row.startedAt);
   return {
     task: (row) => (row.status === 'Done' ? 0 : Math.max(0, row.estimatedMinutes - elapsedOf(row, resourceId))),
     assignee: (row, staffMemberId, assigneeEstimate, assigneeCount) =>
       assigneeRemaining(row, assigneeEstimate, assigneeCount, row.status === 'Done' ? 0 : elapsedOf(row, staffMemberId)),
+    humanRequest: (request) =>
+      incomingRemaining(request, (startedAtMs) => elapsedSince(`request ${request.stageId}`, request.assignedHumanId, startedAtMs)),
     prepare(staffMemberIds) {
       pending = staffMemberIds.filter((staffId) => !calendarByStaff.has(staffId));
     },

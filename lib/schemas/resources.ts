@@ -81,7 +81,10 @@ export const HumanRequest = Type.Object(
     title: Type.String(),
     details: Nullable(Type.String()),
     estimatedMinutes: Int32({ minimum: 0 }),
-    remainingMinutes: Int32({ minimum: 0 }),
+    remainingMinutes: Int32({
+      minimum: 0,
+      description: 'What the recipient\'s plan reserves: in progress, the estimate less the recipient\'s working time since actualStartUtc; 0 once completed; otherwise the estimate.',
+    }),
     status: TaskStatus,
     isBlocking: Type.Boolean(),
     isOutstandingBlocker: Type.Boolean(),

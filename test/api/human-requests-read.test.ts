@@ -122,6 +122,37 @@ t.test('status follows the lifecycle: floating and planned Ready, inprogress InP
   t.ok(Number.isInteger(done.remainingMinutes));
 });
 
+t.test('remainingMinutes of a request in progress falls by the recipient\'s working time since it started, as her plan reserves', async (t) => {
+  const h = world();
+  const created = await ask(h, 1, { humanAssigneeId: 11, title: 'Approve', estimatedMinutes: 90 });
+  const incomingId = (await detail(h, created.id)).json.incomingId as number;
+  const remaining = async () => {
+    const fromDetail = (await detail(h, created.id)).json.remainingMinutes as number;
+    const fromTask = (await readTask(h, 1)).humanRequests.find((request: { stageId: number }) => request.stageId === created.id).remainingMinutes;
+    t.equal(fromTask, fromDetail, 'the task view says the same');
+    return fromDetail;
+  };
+  t.equal(await remaining(), 90, 'floating: the estimate');
+  await act(h, incomingId, 'plan', { plannedStart: '2026-11-16T14:00:00' });
+  t.equal(await remaining(), 90, 'planned: still the estimate');
+  await act(h, incomingId, 'start');
+  t.equal(await remaining(), 90, 'just started (10:00)');
+  h.clock.advance(25 * MINUTE + 30_000);
+  t.equal(await remaining(), 65, 'after 25.5 working minutes: whole minutes elapsed, so 65 (the task read is not served stale from the cache)');
+  h.clock.set('2026-11-16T16:50:00.000Z');
+  t.equal(await remaining(), 0, 'past the estimate: 0, never negative');
+});
+
+t.test('remainingMinutes of a request in progress counts only the recipient\'s working time', async (t) => {
+  const h = world();
+  const created = await ask(h, 1, { humanAssigneeId: 11, title: 'Approve', estimatedMinutes: 120 });
+  const incomingId = (await detail(h, created.id)).json.incomingId as number;
+  h.clock.set('2026-11-16T16:30:00.000Z');
+  await act(h, incomingId, 'start');
+  h.clock.set('2026-11-17T09:15:00.000Z');
+  t.equal((await detail(h, created.id)).json.remainingMinutes, 120 - 30 - 15, 'the evening and night are not working time (Monday-Friday 09:00-17:00)');
+});
+
 t.test('the detail equals the element of the task\'s humanRequests', async (t) => {
   const h = world();
   const first = await ask(h, 1, { humanAssigneeId: 11, title: 'First', estimatedMinutes: 10, isBlocking: false });

@@ -3,14 +3,18 @@ import type { Principal } from '../../auth/authenticate.js';
 import type { HumanRequestView } from '../../schemas/resources.js';
 import type { AssistanceCreateInput } from '../../schemas/requests.js';
 import type { AssistanceStatements } from '../../store/assistance.js';
+import type { HumanRequestRow } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
 import { nonblank } from '../local-time-input.js';
 import type { MutationOutcome } from '../mutations.js';
 import { humanRequestView } from '../tasks/view.js';
 import type { Publications } from './publications.js';
 
+/** A human request's remaining minutes at an instant (the planning layer's rule). */
+export type HumanRequestRemaining = (row: HumanRequestRow, now: number) => number;
+
 /** Asking a human for help (POST /tasks/{id}/human-requests) and reading the request back. */
-export function assistanceRequests(assistance: AssistanceStatements, publications: Publications) {
+export function assistanceRequests(assistance: AssistanceStatements, publications: Publications, remaining: HumanRequestRemaining) {
   return {
     /**
      * Contract 8: the assignee must be an active human of the organisation; defaults priority
@@ -56,10 +60,10 @@ export function assistanceRequests(assistance: AssistanceStatements, publication
     },
 
     /** GET /human-requests/{id}; visibility was checked by the pipeline. */
-    read(stageId: number): HumanRequestView {
+    read(stageId: number, now: number): HumanRequestView {
       const row = assistance.humanRequest(stageId);
       if (row === undefined) throw new ServiceError('request_not_found');
-      return humanRequestView(row);
+      return humanRequestView(row, remaining(row, now));
     },
   };
 }

@@ -23,9 +23,8 @@ const STATUS_OF_LIFECYCLE = {
   completed: 'Done',
 } as const;
 
-/** The HumanRequest shape of one assistance stage. */
-export function humanRequestView(row: HumanRequestRow): HumanRequestView {
-  const completed = row.lifecycle === 'completed';
+/** The HumanRequest shape of one assistance stage, with its remaining minutes at the time of reading. */
+export function humanRequestView(row: HumanRequestRow, remainingMinutes: number): HumanRequestView {
   return {
     stageId: row.stageId,
     requestedForStageId: row.originTaskId,
@@ -39,7 +38,7 @@ export function humanRequestView(row: HumanRequestRow): HumanRequestView {
     title: row.title,
     details: row.details,
     estimatedMinutes: row.estimatedMinutes,
-    remainingMinutes: completed ? 0 : row.estimatedMinutes,
+    remainingMinutes,
     status: STATUS_OF_LIFECYCLE[row.lifecycle],
     isBlocking: row.isBlocking === 1,
     isOutstandingBlocker: row.isBlocking === 1 && row.responseState !== 'resolved',
@@ -87,6 +86,8 @@ export interface RemainingMinutes {
   task(row: TaskRow): number;
   /** Elapsed time counts on the assignee's own calendar. */
   assignee(row: TaskRow, staffMemberId: number, assigneeEstimate: number | null, assigneeCount: number): number;
+  /** Elapsed time since an in-progress request started counts on its recipient's calendar. */
+  humanRequest(row: HumanRequestRow): number;
   /** Loads, in one go, what `assignee` needs for these staff members (no read per task). */
   prepare(staffMemberIds: readonly number[]): void;
   /** The earliest instant at which an answer given so far may change (elapsed time grows). */
@@ -123,7 +124,8 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
   const changes = any((row) => row.hasChanges) ? groupByTask(reads.sourceChanges(ids)) : none;
   const activations = any((row) => row.hasActivations) ? groupByTask(reads.sourceActivations(ids)) : none;
   const canReadAssistance = options.principal.has('human-requests:read');
-  options.remaining.prepare([...new Set([...assignees.values()].flat().map((assignee) => assignee.staffMemberId))]);
+  const recipients = [...humanRequests.values()].flat().map((request) => request.assignedHumanId);
+  options.remaining.prepare([...new Set([...[...assignees.values()].flat().map((assignee) => assignee.staffMemberId), ...recipients])]);
 
   return rows.map((row): TaskView => {
     const taskIntervals = intervals.get(row.id) ?? EMPTY;
@@ -219,7 +221,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
       responsesAwaitingEvaluation: canReadAssistance ? awaiting : [],
       blocked: reasons.length > 0,
       blockingReasons: reasons,
-      humanRequests: canReadAssistance ? requests.map(humanRequestView) : [],
+      humanRequests: canReadAssistance ? requests.map((request) => humanRequestView(request, options.remaining.humanRequest(request))) : [],
       notes,
       etag: taskEtag(row.id, row.workspaceVersion ?? options.workspaceVersion),
     };
