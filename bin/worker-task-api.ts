@@ -271,6 +271,15 @@ const SERVE_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies FlagOptions;
 
+/** What one request-log line says about an answer. */
+interface Answered {
+  readonly method: string | null;
+  readonly meta: ResponseMeta | undefined;
+  readonly status: number;
+  readonly durationMs: number | null;
+  readonly traceId: string | undefined;
+}
+
 async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
   checkFlags(args, SERVE_OPTIONS);
@@ -348,7 +357,7 @@ async function serve(args: string[]): Promise<void> {
   // What the service knows of each request (route template, client id) for its log line; never sent.
   const metaOf = new WeakMap<IncomingMessage, ResponseMeta & { traceId?: string }>();
   // One JSON line per answered request: never the path as sent, a token or a body.
-  const logLine = (method: string | null, meta: ResponseMeta | undefined, status: number, durationMs: number | null, traceId: string | undefined): void => {
+  const logLine = ({ method, meta, status, durationMs, traceId }: Answered): void => {
     err(JSON.stringify({
       time: new Date().toISOString(),
       level: 'info',
@@ -369,12 +378,14 @@ async function serve(args: string[]): Promise<void> {
     onResponse: (response, req) => {
       const traceId = response.headers['x-trace-id'];
       const started = connectStarted.get(req);
-      if (started !== undefined) logLine(req.method ?? null, response.meta, response.status, performance.now() - started, traceId);
+      if (started !== undefined) {
+        logLine({ method: req.method ?? null, meta: response.meta, status: response.status, durationMs: performance.now() - started, traceId });
+      }
       else metaOf.set(req, { ...response.meta, ...(traceId === undefined ? {} : { traceId }) });
     },
     // Bytes node:http cannot parse never become a request; their answer gets a line all the same.
     onClientError: (response) => {
-      logLine(response.meta?.method ?? null, response.meta, response.status, null, response.headers['x-trace-id']);
+      logLine({ method: response.meta?.method ?? null, meta: response.meta, status: response.status, durationMs: null, traceId: response.headers['x-trace-id'] });
     },
   });
   server.prependListener('connect', (req: IncomingMessage) => connectStarted.set(req, performance.now()));
@@ -384,7 +395,7 @@ async function serve(args: string[]): Promise<void> {
     const started = performance.now();
     res.once('finish', () => {
       const meta = metaOf.get(req);
-      logLine(req.method ?? null, meta, res.statusCode, performance.now() - started, meta?.traceId);
+      logLine({ method: req.method ?? null, meta, status: res.statusCode, durationMs: performance.now() - started, traceId: meta?.traceId });
     });
   };
   // Every event the adapter answers a request on.

@@ -6,8 +6,9 @@ export const LONDON = 'Europe/London';
 /**
  * Strict syntax of a local-date-time input: `YYYY-MM-DDTHH:mm:ss`, optionally followed by a
  * `.fraction` of any number of digits (as RFC 3339 allows), optionally followed by `Z` or
- * `±HH:MM`. Anchored, flag-free and lookbehind-free so it can also serve as a JSON-schema `pattern`. Day-of-month is only checked
- * against 01-31; `parseLocalDateTime` rejects dates such as Feb 30.
+ * `±HH:MM`. Anchored, flag-free and lookbehind-free so it can also serve as a JSON-schema
+ * `pattern`. Day-of-month is only checked against 01-31; `parseLocalDateTime` rejects dates such
+ * as Feb 30.
  */
 export const LOCAL_DATE_TIME_INPUT_PATTERN =
   '^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]' +

@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import {
   LONDON,
   LOCAL_DATE_TIME_INPUT_PATTERN,
@@ -27,6 +27,16 @@ const parsed = (input: string, local: string) => ({
   instant: /(Z|[+-][0-9]{2}:[0-9]{2})$/.test(input) ? utc(input.replace(/\.[0-9]+/, '')) : localToEpochMs(local),
 });
 
+/** `input` parses (see `parsed`) to the wall time `local`. */
+function parsesTo(tt: Test, input: string, local: string, message = input): void {
+  tt.same(parseLocalDateTime(input), parsed(input, local), message);
+}
+
+/** Each `[input, local]` pair parses to its wall time. */
+function parseTable(tt: Test, pairs: readonly (readonly [string, string])[]): void {
+  for (const [input, local] of pairs) parsesTo(tt, input, local);
+}
+
 interface Change {
   readonly day: string;
   readonly kind: 'spring' | 'autumn';
@@ -45,11 +55,11 @@ t.test('LONDON names the Europe/London zone', async (t) => {
 
 for (const { day, kind } of CHANGES.filter((c) => c.kind === 'spring')) {
   t.test(`spring forward ${day}: 00:59:59 exists, 01:00:00-01:59:59 do not, 02:00:00 exists`, async (t) => {
-    t.same(parseLocalDateTime(`${day}T00:59:59`), parsed(`${day}T00:59:59`, `${day}T00:59:59`));
+    parsesTo(t, `${day}T00:59:59`, `${day}T00:59:59`);
     t.same(parseLocalDateTime(`${day}T01:00:00`), { ok: false, reason: 'nonexistent' });
     t.same(parseLocalDateTime(`${day}T01:30:00`), { ok: false, reason: 'nonexistent' });
     t.same(parseLocalDateTime(`${day}T01:59:59`), { ok: false, reason: 'nonexistent' });
-    t.same(parseLocalDateTime(`${day}T02:00:00`), parsed(`${day}T02:00:00`, `${day}T02:00:00`));
+    parsesTo(t, `${day}T02:00:00`, `${day}T02:00:00`);
     t.equal(isCanonicalLocal(`${day}T00:59:59`), true);
     t.equal(isCanonicalLocal(`${day}T01:00:00`), false);
     t.equal(isCanonicalLocal(`${day}T01:59:59`), false);
@@ -80,7 +90,7 @@ for (const { day } of CHANGES.filter((c) => c.kind === 'autumn')) {
 
   t.test(`fall back ${day}: the repeated hour 01:00:00-01:59:59 and its neighbours all exist`, async (t) => {
     for (const time of ['00:59:59', '01:00:00', '01:30:00', '01:59:59', '02:00:00']) {
-      t.same(parseLocalDateTime(`${day}T${time}`), parsed(`${day}T${time}`, `${day}T${time}`), time);
+      parsesTo(t, `${day}T${time}`, `${day}T${time}`, time);
       t.equal(isCanonicalLocal(`${day}T${time}`), true, time);
     }
   });
@@ -103,10 +113,10 @@ for (const { day } of CHANGES.filter((c) => c.kind === 'autumn')) {
   });
 
   t.test(`fall back ${day}: offset inputs in the repeated hour convert to that wall time`, async (t) => {
-    t.same(parseLocalDateTime(`${day}T01:30:00Z`), parsed(`${day}T01:30:00Z`, `${day}T01:30:00`));
-    t.same(parseLocalDateTime(`${day}T00:30:00Z`), parsed(`${day}T00:30:00Z`, `${day}T01:30:00`));
-    t.same(parseLocalDateTime(`${day}T01:30:00+01:00`), parsed(`${day}T01:30:00+01:00`, `${day}T01:30:00`));
-    t.same(parseLocalDateTime(`${day}T01:30:00+00:00`), parsed(`${day}T01:30:00+00:00`, `${day}T01:30:00`));
+    parsesTo(t, `${day}T01:30:00Z`, `${day}T01:30:00`);
+    parsesTo(t, `${day}T00:30:00Z`, `${day}T01:30:00`);
+    parsesTo(t, `${day}T01:30:00+01:00`, `${day}T01:30:00`);
+    parsesTo(t, `${day}T01:30:00+00:00`, `${day}T01:30:00`);
   });
 
   t.test(`fall back ${day}: 00:00 -> 03:00 is 240 real minutes`, async (t) => {
@@ -117,42 +127,48 @@ for (const { day } of CHANGES.filter((c) => c.kind === 'autumn')) {
 }
 
 t.test('2026-10-25T01:30:00 given bare stays a wall time', async (t) => {
-  t.same(parseLocalDateTime('2026-10-25T01:30:00'), parsed('2026-10-25T01:30:00', '2026-10-25T01:30:00'));
+  parsesTo(t, '2026-10-25T01:30:00', '2026-10-25T01:30:00');
 });
 
 t.test('offset inputs are instants converted to London wall time (+02:00, -05:00, Z)', async (t) => {
-  t.same(parseLocalDateTime('2026-06-01T12:00:00+02:00'), parsed('2026-06-01T12:00:00+02:00', '2026-06-01T11:00:00'));
-  t.same(parseLocalDateTime('2026-01-15T07:00:00-05:00'), parsed('2026-01-15T07:00:00-05:00', '2026-01-15T12:00:00'));
-  t.same(parseLocalDateTime('2026-06-01T12:00:00Z'), parsed('2026-06-01T12:00:00Z', '2026-06-01T13:00:00'));
-  t.same(parseLocalDateTime('2026-01-15T12:00:00Z'), parsed('2026-01-15T12:00:00Z', '2026-01-15T12:00:00'));
-  t.same(parseLocalDateTime('2026-07-01T23:30:00-05:00'), parsed('2026-07-01T23:30:00-05:00', '2026-07-02T05:30:00'));
-  t.same(parseLocalDateTime('2026-12-31T23:30:00-01:00'), parsed('2026-12-31T23:30:00-01:00', '2027-01-01T00:30:00'));
-  t.same(parseLocalDateTime('2026-01-01T00:30:00+05:30'), parsed('2026-01-01T00:30:00+05:30', '2025-12-31T19:00:00'));
-  t.same(parseLocalDateTime('2026-01-01T00:00:00-00:00'), parsed('2026-01-01T00:00:00-00:00', '2026-01-01T00:00:00'));
+  parseTable(t, [
+    ['2026-06-01T12:00:00+02:00', '2026-06-01T11:00:00'],
+    ['2026-01-15T07:00:00-05:00', '2026-01-15T12:00:00'],
+    ['2026-06-01T12:00:00Z', '2026-06-01T13:00:00'],
+    ['2026-01-15T12:00:00Z', '2026-01-15T12:00:00'],
+    ['2026-07-01T23:30:00-05:00', '2026-07-02T05:30:00'],
+    ['2026-12-31T23:30:00-01:00', '2027-01-01T00:30:00'],
+    ['2026-01-01T00:30:00+05:30', '2025-12-31T19:00:00'],
+    ['2026-01-01T00:00:00-00:00', '2026-01-01T00:00:00'],
+  ]);
 });
 
 t.test('offset inputs on a spring day land either side of the gap, never in it', async (t) => {
-  t.same(parseLocalDateTime('2026-03-29T00:30:00Z'), parsed('2026-03-29T00:30:00Z', '2026-03-29T00:30:00'));
-  t.same(parseLocalDateTime('2026-03-29T01:30:00Z'), parsed('2026-03-29T01:30:00Z', '2026-03-29T02:30:00'));
-  t.same(parseLocalDateTime('2026-03-29T03:30:00+02:00'), parsed('2026-03-29T03:30:00+02:00', '2026-03-29T02:30:00'));
-  t.same(parseLocalDateTime('2027-03-28T01:00:00Z'), parsed('2027-03-28T01:00:00Z', '2027-03-28T02:00:00'));
+  parseTable(t, [
+    ['2026-03-29T00:30:00Z', '2026-03-29T00:30:00'],
+    ['2026-03-29T01:30:00Z', '2026-03-29T02:30:00'],
+    ['2026-03-29T03:30:00+02:00', '2026-03-29T02:30:00'],
+    ['2027-03-28T01:00:00Z', '2027-03-28T02:00:00'],
+  ]);
 });
 
 t.test('fractions of any number of digits are accepted and truncated to whole seconds', async (t) => {
-  t.same(parseLocalDateTime('2026-01-01T10:00:00.5'), parsed('2026-01-01T10:00:00.5', '2026-01-01T10:00:00'));
-  t.same(parseLocalDateTime('2026-01-01T10:00:59.999999999'), parsed('2026-01-01T10:00:59.999999999', '2026-01-01T10:00:59'));
-  t.same(parseLocalDateTime('2026-06-01T10:00:59.999Z'), parsed('2026-06-01T10:00:59.999Z', '2026-06-01T11:00:59'));
-  t.same(parseLocalDateTime('2026-06-01T10:00:00.123456+02:00'), parsed('2026-06-01T10:00:00.123456+02:00', '2026-06-01T09:00:00'));
-  t.same(parseLocalDateTime('2026-12-31T23:59:59.999999999Z'), parsed('2026-12-31T23:59:59.999999999Z', '2026-12-31T23:59:59'));
+  parseTable(t, [
+    ['2026-01-01T10:00:00.5', '2026-01-01T10:00:00'],
+    ['2026-01-01T10:00:59.999999999', '2026-01-01T10:00:59'],
+    ['2026-06-01T10:00:59.999Z', '2026-06-01T11:00:59'],
+    ['2026-06-01T10:00:00.123456+02:00', '2026-06-01T09:00:00'],
+    ['2026-12-31T23:59:59.999999999Z', '2026-12-31T23:59:59'],
+  ]);
   // RFC 3339 sets no limit on the digits of a fraction.
-  t.same(parseLocalDateTime('2026-01-01T10:00:00.1234567890'), parsed('2026-01-01T10:00:00.1234567890', '2026-01-01T10:00:00'));
+  parsesTo(t, '2026-01-01T10:00:00.1234567890', '2026-01-01T10:00:00');
   const long = `2026-06-01T10:00:59.${'9'.repeat(40)}Z`;
-  t.same(parseLocalDateTime(long), parsed(long, '2026-06-01T11:00:59'));
+  parsesTo(t, long, '2026-06-01T11:00:59', 'a 40-digit fraction');
 });
 
 t.test('a fraction does not rescue a nonexistent spring wall time', async (t) => {
   t.same(parseLocalDateTime('2026-03-29T01:30:00.5'), { ok: false, reason: 'nonexistent' });
-  t.same(parseLocalDateTime('2026-03-29T00:59:59.999999999'), parsed('2026-03-29T00:59:59.999999999', '2026-03-29T00:59:59'));
+  parsesTo(t, '2026-03-29T00:59:59.999999999', '2026-03-29T00:59:59');
 });
 
 t.test('nonexistent spring wall time 2026-03-29T01:30:00 is rejected as nonexistent', async (t) => {
@@ -202,8 +218,8 @@ for (const input of SYNTAX_ERRORS) {
 }
 
 t.test('leap days exist only in leap years', async (t) => {
-  t.same(parseLocalDateTime('2028-02-29T12:00:00'), parsed('2028-02-29T12:00:00', '2028-02-29T12:00:00'));
-  t.same(parseLocalDateTime('2000-02-29T12:00:00'), parsed('2000-02-29T12:00:00', '2000-02-29T12:00:00'));
+  parsesTo(t, '2028-02-29T12:00:00', '2028-02-29T12:00:00');
+  parsesTo(t, '2000-02-29T12:00:00', '2000-02-29T12:00:00');
   t.same(parseLocalDateTime('2100-02-29T12:00:00'), { ok: false, reason: 'syntax' });
 });
 

@@ -124,8 +124,11 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
   const changes = any((row) => row.hasChanges) ? groupByTask(reads.sourceChanges(ids)) : none;
   const activations = any((row) => row.hasActivations) ? groupByTask(reads.sourceActivations(ids)) : none;
   const canReadAssistance = options.principal.has('human-requests:read');
-  const recipients = [...humanRequests.values()].flat().map((request) => request.assignedHumanId);
-  options.remaining.prepare([...new Set([...[...assignees.values()].flat().map((assignee) => assignee.staffMemberId), ...recipients])]);
+  // Whose calendars elapsed time may need: every assignee, and every human request's recipient.
+  const staffIds = new Set<number>();
+  for (const group of assignees.values()) for (const assignee of group) staffIds.add(assignee.staffMemberId);
+  for (const group of humanRequests.values()) for (const request of group) staffIds.add(request.assignedHumanId);
+  options.remaining.prepare([...staffIds]);
 
   return rows.map((row): TaskView => {
     const taskIntervals = intervals.get(row.id) ?? EMPTY;
@@ -221,7 +224,9 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
       responsesAwaitingEvaluation: canReadAssistance ? awaiting : [],
       blocked: reasons.length > 0,
       blockingReasons: reasons,
-      humanRequests: canReadAssistance ? requests.map((request) => humanRequestView(request, options.remaining.humanRequest(request))) : [],
+      humanRequests: canReadAssistance
+        ? requests.map((request) => humanRequestView(request, options.remaining.humanRequest(request)))
+        : [],
       notes,
       etag: taskEtag(row.id, row.workspaceVersion ?? options.workspaceVersion),
     };
