@@ -1,17 +1,35 @@
 import type { PublishRequest, SourceProvider } from './provider.js';
 
 export const HTTP_SOURCE_TIMEOUT_MS = 5000;
+/** Decoded bytes (after any Content-Encoding): facts and replies fit easily; a runaway body does not. */
+export const HTTP_SOURCE_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The body as JSON, refused once it grows past `limit` bytes, before it is all in memory. */
+async function readJson(response: Response, limit: number): Promise<unknown> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (response.body !== null) {
+    for await (const chunk of response.body) {
+      size += chunk.byteLength;
+      if (size > limit) throw new Error(`source answer over ${limit} bytes`);
+      chunks.push(chunk);
+    }
+  }
+  // TextDecoder drops a byte-order mark, as response.json() would.
+  return JSON.parse(new TextDecoder().decode(Buffer.concat(chunks)));
+}
 
 /**
  * The built-in `http` provider (contract 9): `refresh` is `GET {base}{encodeURIComponent(itemId)}`
  * expecting 200 JSON; `publish` is `POST {base}{encodeURIComponent(itemId)}/requests` expecting
- * 2xx JSON `{ref}`. Anything else, or no answer within 5 seconds, is a failure. Uses Node's own
+ * 2xx JSON `{ref}`. Anything else, no answer within 5 seconds, or a body over 4 MiB, is a failure. Uses Node's own
  * fetch, so no connection settings or credentials of the source ever pass through the service's
  * data: they stay in the base URL the operator configured.
  */
-export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: number } = {}): SourceProvider {
+export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}): SourceProvider {
   const base = new URL(baseUrl).toString();
   const timeoutMs = options.timeoutMs ?? HTTP_SOURCE_TIMEOUT_MS;
+  const maxBodyBytes = options.maxBodyBytes ?? HTTP_SOURCE_MAX_BODY_BYTES;
 
   async function call(url: string, init: RequestInit, signal: AbortSignal, accept: (status: number) => boolean): Promise<unknown> {
     const response = await fetch(url, {
@@ -24,7 +42,7 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
       await response.body?.cancel();
       throw new Error(`source answered ${response.status}`);
     }
-    return response.json();
+    return readJson(response, maxBodyBytes);
   }
 
   return {

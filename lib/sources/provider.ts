@@ -40,7 +40,14 @@ export interface SourceProvider {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const optionalText = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+/**
+ * Provider strings as they will read back from SQLite, which stores lone UTF-16 surrogates as
+ * U+FFFD: compared raw, such a title would differ from its stored self on every refresh and
+ * record a change that never happened.
+ */
+const text = (value: string): string => value.toWellFormed();
+
+const optionalText = (value: unknown): string | null => (typeof value === 'string' ? text(value) : null);
 
 /** Absent, null or a string; anything else makes the answer malformed. */
 const isOptionalText = (value: unknown): boolean => value === undefined || value === null || typeof value === 'string';
@@ -62,16 +69,16 @@ export function parseSnapshot(value: unknown): SourceSnapshot | null {
         continue; // one malformed reply does not hide the item's facts
       }
       replies.push({
-        id: String(reply['id']),
+        id: text(String(reply['id'])),
         inReplyTo: typeof reply['inReplyTo'] === 'number' ? String(reply['inReplyTo']) : optionalText(reply['inReplyTo']),
         author: optionalText(reply['author']),
-        text: reply['text'],
+        text: text(reply['text']),
         createdUtc: optionalText(reply['createdUtc']),
       });
     }
   }
   return {
-    title: value['title'],
+    title: text(value['title']),
     description: optionalText(value['description']),
     businessStatus: optionalText(value['businessStatus']),
     replies,
@@ -82,7 +89,7 @@ export function parseSnapshot(value: unknown): SourceSnapshot | null {
 export function parsePublished(value: unknown): string | null {
   if (!isRecord(value)) return null;
   const ref = value['ref'];
-  if (typeof ref === 'string' && ref.length > 0) return ref;
+  if (typeof ref === 'string' && ref.length > 0) return text(ref);
   if (typeof ref === 'number') return String(ref);
   return null;
 }

@@ -1,8 +1,15 @@
 /**
  * Runs provider code with a deadline. The provider gets an AbortSignal, but one that ignores it
- * still cannot hold the request: the deadline rejects regardless.
+ * still cannot hold the request: the deadline rejects regardless. A result that settles late
+ * counts as no answer too: work that blocks the event loop (parsing a huge body, say) can finish
+ * past the deadline before the timer gets its turn.
  */
-export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, timeoutMs: number): Promise<T> {
+export function withDeadline<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  timeoutMs: number,
+  now: () => number = () => performance.now(),
+): Promise<T> {
+  const startedAt = now();
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -17,5 +24,9 @@ export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, timeo
   } catch (error) {
     started = Promise.reject(error);
   }
-  return Promise.race([started, deadline]).finally(() => clearTimeout(timer));
+  const inTime = started.then((value) => {
+    if (now() - startedAt > timeoutMs) throw new Error(`no answer within ${timeoutMs} ms`);
+    return value;
+  });
+  return Promise.race([inTime, deadline]).finally(() => clearTimeout(timer));
 }

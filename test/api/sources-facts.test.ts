@@ -67,6 +67,25 @@ t.test('SOURCES: the first successful refresh sets the baseline and records no c
   t.equal(again.externalContext[0].lastSuccessUtc, '2026-11-16T10:00:15.000Z', 'lastSuccessUtc moves on');
 });
 
+t.test('SOURCES: facts with lone surrogates read as U+FFFD and, sent again unchanged, record no change', async (t) => {
+  const { h, stub } = await sourceWorld(t, {
+    items: { 'T-1': { title: 'ok \ud800 x', description: 'tail \udc00', businessStatus: null } },
+  });
+  const version = workspaceVersion(h);
+  await available(h);
+  for (let round = 0; round < 2; round += 1) {
+    h.clock.advance(SECONDS_15);
+    await available(h);
+  }
+  t.equal(stub.gets('T-1').length, 3, 'refreshed three times');
+  const task = await readTask(h, 1);
+  t.strictSame(task.externalContext[0].facts, { title: 'ok \ufffd x', description: 'tail \ufffd', businessStatus: null },
+    'stored and shown as well-formed text');
+  t.strictSame(task.externalChanges, [], 'the same facts again are no change');
+  t.equal(task.requiresAttention, false);
+  t.equal(workspaceVersion(h), version, 'no version bump');
+});
+
 t.test('SOURCES: unknown members in the provider\'s JSON are ignored and never appear in responses', async (t) => {
   const { h, stub } = await sourceWorld(t, {
     items: {

@@ -36,6 +36,19 @@ t.test('SOURCES: parseSnapshot reads title, description, businessStatus and repl
   }
 });
 
+t.test('SOURCES: parseSnapshot and parsePublished replace lone surrogates with U+FFFD, as SQLite would store them', async (t) => {
+  const snapshot = parseSnapshot({
+    title: 'a\ud800', description: '\udc00b', businessStatus: 'c\ud83d',
+    replies: [{ id: 'r\ud800', inReplyTo: 'ref\udc00', author: 'x\ud800', text: 'y\udfff', createdUtc: null }],
+  });
+  t.strictSame(snapshot, {
+    title: 'a\ufffd', description: '\ufffdb', businessStatus: 'c\ufffd',
+    replies: [{ id: 'r\ufffd', inReplyTo: 'ref\ufffd', author: 'x\ufffd', text: 'y\ufffd', createdUtc: null }],
+  });
+  t.equal(parseSnapshot({ title: 'pair \ud83d\ude00 kept' })?.title, 'pair \ud83d\ude00 kept', 'a surrogate pair is left alone');
+  t.equal(parsePublished({ ref: 'ref\udc00' }), 'ref\ufffd', 'a ref matches the inReplyTo of its replies');
+});
+
 t.test('SOURCES: parsePublished returns the ref of a publish result and null otherwise', async (t) => {
   t.equal(parsePublished({ ref: 'R-1' }), 'R-1');
   t.equal(parsePublished({ ref: 'R-1', url: 'http://internal/secret' }), 'R-1', 'other members are ignored');
@@ -72,6 +85,15 @@ t.test('SOURCES: withDeadline settles with the work, rejects after the deadline 
   t.equal(await withDeadline(() => 'plain' as unknown as Promise<string>, 100), 'plain');
 });
 
+t.test('SOURCES: withDeadline refuses a result that settles after the deadline, even before the timer fires', async (t) => {
+  let now = 0;
+  const clock = (): number => now;
+  // Work that blocks past the deadline (a huge body parsed synchronously) settles before the timer's turn.
+  await t.rejects(withDeadline(async () => { now += 5001; return 'late'; }, 5000, clock), /no answer within 5000 ms/);
+  now = 0;
+  t.equal(await withDeadline(async () => { now += 5000; return 'on time'; }, 5000, clock), 'on time', 'the deadline itself is in time');
+});
+
 t.test('SOURCES: the built-in http provider GETs {base}{encodeURIComponent(itemId)} and POSTs {base}{item}/requests', async (t) => {
   const stub = await stubTracker(t);
   stub.setItem('A/B 1', { title: 'Slash item', extra: true });
@@ -103,4 +125,10 @@ t.test('SOURCES: the built-in http provider GETs {base}{encodeURIComponent(itemI
   const pending = provider.refresh('E', aborted.signal);
   aborted.abort();
   await t.rejects(pending, 'the caller\'s signal aborts the call');
+
+  const small = httpSourceProvider(stub.base, { maxBodyBytes: 1000 });
+  stub.setItem('Big', { title: 'Big', description: 'x'.repeat(2000) });
+  await t.rejects(small.refresh('Big', signal), /over 1000 bytes/, 'a body over the cap is a failure');
+  stub.setItem('Fits', { title: 'Fits', description: 'x'.repeat(900) });
+  t.equal((await small.refresh('Fits', signal) as { title: string }).title, 'Fits', 'a body under the cap is read');
 });
