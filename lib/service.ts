@@ -93,7 +93,9 @@ export function createService(options: ServiceOptions): Service {
       },
     },
     tasks: taskReads({
-      sources: { itemsOf: (ids) => sources.ofTasks(ids), refresh, maxAgeMs: resolved.sourceMaxAgeMs },
+      sources: {
+        itemsOf: (ids) => sources.ofTasks(ids), expectingReplies: (id) => sources.expectingReplies(id), refresh, maxAgeMs: resolved.sourceMaxAgeMs,
+      },
       reads,
       organisations,
       remaining: (resourceId, now) => remainingMinutesFor(calendars, resourceId, now),

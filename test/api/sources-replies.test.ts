@@ -299,6 +299,26 @@ t.test('SOURCES: replies to a blocking request are picked up while the task wait
   t.match(await humanRequest(h, stageId), { responseState: 'responded' });
 });
 
+t.test('SOURCES: polling the waiting list picks up replies to a non-blocking request on a leased task it does not list', async (t) => {
+  const { h, stub, ref, stageId } = await published(t);
+  const claim = await h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': key('claim') } });
+  t.equal(claim.status, 200, 'task 1 is leased, so no offer list refreshes it');
+  const seen = stub.gets('T-1').length;
+  stub.addReply('T-1', { id: 'r1', inReplyTo: ref, author: 'Grace', text: 'Yes' });
+  h.clock.advance(SECONDS_15);
+  const waiting = await h.call('GET', `${API}/tasks/waiting`);
+  t.notOk(waiting.json.some((task: { id: number }) => task.id === 1), 'task 1 is not waiting');
+  t.equal(stub.gets('T-1').length, seen + 1, 'the waiting list refreshed the item a reply is expected from');
+  t.match(await humanRequest(h, stageId), { responseState: 'responded', response: 'Yes' });
+  t.equal((await readTask(h, 1)).requiresAttention, true, 'the task asks for evaluation');
+
+  await h.call('GET', `${API}/tasks/waiting`);
+  t.equal(stub.gets('T-1').length, seen + 1, 'a responded request expects nothing more');
+  h.clock.advance(SECONDS_15);
+  await h.call('GET', `${API}/tasks/waiting`);
+  t.equal(stub.gets('T-1').length, seen + 1, 'not even once the refresh is old');
+});
+
 t.test('SOURCES: no response contains the provider\'s base URL, port, publication refs or raw provider members', async (t) => {
   const fixture = baseFixture();
   fixture.clients.push({

@@ -24,6 +24,8 @@ export interface Timed<T> {
 export interface OfferSources {
   /** The source items linked to these tasks. */
   itemsOf(taskIds: readonly number[]): readonly TaskSourceRow[];
+  /** The items the resource's published, still open assistance requests await a reply from. */
+  expectingReplies(resourceId: number): readonly TaskSourceRow[];
   /** Refreshes the items now; resolves once the results are recorded. */
   refresh(items: readonly TaskSourceRow[]): Promise<unknown>;
   /** How old a refresh (successful or not) may be and still count when offering. */
@@ -109,13 +111,17 @@ export function taskReads(deps: TaskReadDependencies) {
     },
 
     /**
-     * Contract 5: assigned, not Done, blocked. Workers poll this list for replies, so stale
-     * linked sources are refreshed first (as for offers); a failing source hides nothing here.
+     * Contract 5: assigned, not Done, blocked. Workers poll this list for replies (the spec's
+     * Events), so stale linked sources are refreshed first (as for offers): those of the listed
+     * tasks, and those awaiting a reply to a published request from any of the caller's tasks,
+     * listed or not (a non-blocking question on a leased task, say). A failing source hides
+     * nothing here.
      */
     listWaiting(principal: Principal, now: number): Timed<TaskView[]> | Promise<Timed<TaskView[]>> {
-      const waiting = () => reads.unfinishedForResource(resourceId(principal), now).filter(isBlocked);
+      const resource = resourceId(principal);
+      const waiting = () => reads.unfinishedForResource(resource, now).filter(isBlocked);
       const rows = waiting();
-      const items = rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id));
+      const items = [...(rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id))), ...deps.sources.expectingReplies(resource)];
       const stale = items.filter(isStale(now));
       if (stale.length === 0) return views(principal, rows, false, now, freshUntil(items));
       // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
