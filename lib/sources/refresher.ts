@@ -56,12 +56,14 @@ export function sourceRefresher(options: RefreshOptions) {
       : withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs).then(
           (value) => {
             const snapshot = parseSnapshot(value);
-            if (snapshot === null) options.logger.error({ message: 'source refresh returned no usable facts', providerKey: item.providerKey });
+            if (snapshot === null) {
+              options.logger.error({ message: 'source refresh returned no usable facts', providerKey: item.providerKey, itemId: item.itemId });
+            }
             return snapshot;
           },
           (error: unknown) => {
             options.logger.error({
-              message: 'source refresh failed', providerKey: item.providerKey,
+              message: 'source refresh failed', providerKey: item.providerKey, itemId: item.itemId,
               error: error instanceof Error ? error.message : String(error),
             });
             return null;

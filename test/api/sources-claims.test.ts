@@ -119,7 +119,8 @@ t.test('SOURCES: a hung source cannot hold a claim or the offer list longer than
   t.ok(performance.now() - started < 1500, `the list answered after ${Math.round(performance.now() - started)} ms`);
   t.equal(list.status, 200);
   t.strictSame(list.json.map((task: { id: number }) => task.id), [4, 8, 3], 'task 1 is omitted, the rest offered');
-  t.ok(logs.some((log) => log.level === 'error' && log.entry['message'] === 'source refresh failed'), 'the failure is logged');
+  t.ok(logs.some((log) => log.level === 'error' && log.entry['message'] === 'source refresh failed' && log.entry['itemId'] === 'T-1'),
+    'the failure is logged with the item');
 });
 
 t.test('SOURCES: an embedder provider that never settles and ignores the signal is cut off; one that throws is a failure, not a 500', async (t) => {
