@@ -82,6 +82,7 @@ export function createService(options: ServiceOptions): Service {
     readCache: new ResponseCache(),
     snapshots,
     claimSources: {
+      retryAfterSeconds: Math.max(1, Math.ceil(resolved.sourceMaxAgeMs / 1000)),
       refreshTask(taskId, organisationId) {
         const items = sources.ofTasks([taskId]);
         if (items.length === 0) return null;

@@ -28,6 +28,8 @@ export interface ClaimSources {
    * records anything, a reply to another request included).
    */
   refreshTask(taskId: number, organisationId: number): Promise<{ failed: boolean; changed: boolean; bumped: boolean }> | null;
+  /** `Retry-After` of a 503 source_unavailable: how long the offer list counts the failure. */
+  readonly retryAfterSeconds: number;
 }
 
 /** The request as if its If-Match named the version the claim's own refresh moved to. */
@@ -146,7 +148,7 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     const refreshed = claimSources.refreshTask(context.id, context.principal.organisationId);
     if (refreshed === null) return mutations.run(request, acquire);
     return refreshed.then(({ failed, changed, bumped }) => {
-      if (failed) throw new ServiceError('source_unavailable');
+      if (failed) throw new ServiceError('source_unavailable', undefined, { 'retry-after': String(claimSources.retryAfterSeconds) });
       if (changed) throw new ServiceError('source_context_changed');
       // A reply alone does not refuse a claim (contract 9), yet recording it moved the version
       // the client's If-Match named. Accept exactly that one step; any other write meanwhile

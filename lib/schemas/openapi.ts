@@ -97,7 +97,7 @@ const STATUS_RESPONSES: readonly { status: number; name: string; description: st
   { status: 428, name: 'PreconditionRequired', description: 'precondition_required: If-Match missing.' },
   { status: 429, name: 'TooManyRequests', description: 'rate_limited.', headers: ['Retry-After'] },
   { status: 500, name: 'InternalError', description: 'internal_error, carrying only a traceId.' },
-  { status: 503, name: 'ServiceUnavailable', description: 'source_unavailable or temporarily_unavailable.' },
+  { status: 503, name: 'ServiceUnavailable', description: 'source_unavailable or temporarily_unavailable.', headers: ['Retry-After'] },
 ];
 
 const HEADERS: Record<string, JsonObject> = {
@@ -106,7 +106,10 @@ const HEADERS: Record<string, JsonObject> = {
   'RateLimit-Policy': { description: 'The limit policy, "default";q=120;w=60.', schema: { type: 'string' } },
   'WWW-Authenticate': { description: 'Always Bearer.', schema: { type: 'string', enum: ['Bearer'] } },
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
-  'Retry-After': { description: 'Whole seconds to the end of the rate-limit window, at least 1.', schema: { type: 'integer', minimum: 1 } },
+  'Retry-After': {
+    description: 'Whole seconds to wait, at least 1. 429: to the end of the rate-limit window. 503 temporarily_unavailable: 1 (the database was busy). 503 source_unavailable: how long the failure keeps the task out of GET /tasks/available (15 by default).',
+    schema: { type: 'integer', minimum: 1 },
+  },
   ETag: { description: 'On task reads and writes the quoted task ETag (equal to the etag field); on Incoming actions the quoted new revision.', schema: { type: 'string' } },
   Location: { description: 'Path of the created assistance stage.', schema: { type: 'string' } },
   Warning: { description: '299 warning for deprecated input.', schema: { type: 'string' } },

@@ -275,6 +275,7 @@ t.test('GET /openapi.json: every operation lists every error status of the Error
   t.ok(headersOf('401').includes('WWW-Authenticate'), '401 has WWW-Authenticate');
   t.ok(headersOf('405').includes('Allow'), '405 has Allow');
   t.ok(headersOf('429').includes('Retry-After'), '429 has Retry-After');
+  t.ok(headersOf('503').includes('Retry-After'), '503 has Retry-After');
   for (const status of ERROR_STATUSES.filter((status) => status !== '401')) {
     t.ok(headersOf(status).includes('RateLimit') && headersOf(status).includes('RateLimit-Policy'), `${status} may carry the RateLimit fields`);
   }

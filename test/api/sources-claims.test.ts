@@ -55,6 +55,7 @@ t.test('SOURCES: a claim whose source refresh fails gives 503 source_unavailable
     stub.failRefresh('T-2', failure);
     const response = await claim(h, 1, etag, 'same-key');
     expectProblem(t, response, 'source_unavailable', label);
+    t.equal(response.headers['retry-after'], '15', `${label}: Retry-After is the 15 s the failure counts when offering`);
     t.equal(leases(h, 1), 0, `${label}: no lease`);
   }
   t.equal(receipts(h), 0, 'no receipt was stored for the 503');
