@@ -44,7 +44,7 @@ export function isJsonMediaType(contentType: string): boolean {
 }
 
 /**
- * Step 6 of the pipeline for bodies: media type (415), then JSON syntax, duplicate members, shape
+ * Step 6 of the pipeline for bodies: media type and content coding (415), then JSON syntax, duplicate members, shape
  * and bounds (400). Returns undefined for operations without a request body.
  */
 export function readBody(
@@ -65,6 +65,12 @@ export function readBody(
   const contentType = headers.get('content-type');
   if (contentType === undefined || !isJsonMediaType(contentType)) {
     throw new ServiceError('unsupported_media_type', `content type ${contentType ?? '(none)'}`);
+  }
+  // RFC 9110 (15.5.16): a content coding the server does not undo is 415, rather than reading
+  // compressed bytes as JSON (a 400 that would blame the JSON) or taking a mislabelled body.
+  const coding = headers.get('content-encoding')?.trim().toLowerCase();
+  if (coding !== undefined && coding !== '' && coding !== 'identity') {
+    throw new ServiceError('unsupported_media_type', `content coding ${coding}`);
   }
   const parsed = readJson(body as Uint8Array | string);
   if (!parsed.ok) throw new ServiceError('validation_failed', `JSON ${parsed.failure} at ${parsed.offset}`);

@@ -82,6 +82,16 @@ t.test('BODY: a body without a JSON content type gives 415 unsupported_media_typ
   expectCode(t, 'unsupported_media_type', required(TaskPatch), '{not json', 'text/plain');
 });
 
+t.test('BODY: a body with a content coding other than identity gives 415 unsupported_media_type', async (t) => {
+  const withCoding = (coding: string) =>
+    codeOf(() => readBody(required(NoteCreate), '{"text":"hi"}', requestHeaders({ 'content-type': JSON_TYPE, 'content-encoding': coding }), () => undefined));
+  for (const coding of ['gzip', 'br', 'deflate', 'GZIP', 'identity, gzip']) t.equal(withCoding(coding), 'unsupported_media_type', coding);
+  for (const coding of ['identity', ' Identity ', '']) {
+    t.same(readBody(required(NoteCreate), '{"text":"hi"}', requestHeaders({ 'content-type': JSON_TYPE, 'content-encoding': coding }), () => undefined)?.value,
+      { text: 'hi' }, `${JSON.stringify(coding)} is no coding`);
+  }
+});
+
 t.test('BODY: a JSON content type is accepted in its allowed spellings', async (t) => {
   for (const type of ['application/json', 'Application/JSON; charset=UTF-8', 'application/merge-patch+json']) {
     const parsed = read(required(NoteCreate), '{"text":"hello"}', type);
