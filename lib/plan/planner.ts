@@ -60,9 +60,11 @@ export function createPlanner(deps: PlannerDependencies) {
     }
     const reservations = deps.inputs.acceptedIncoming(resourceId).map((item): PlanItem => ({
       id: item.id,
-      // In progress: what is left after the working time since it started; planned: all of it.
+      // In progress: what is left after the working time since it started, from now; planned: all
+      // of it from plannedStart. An item reopened by an evaluation may be in progress without
+      // ever having been started: its old plannedStart no longer says when it is worked on.
       minutes: incomingRemaining(item, (startedAtMs) => elapsedSinceUntilChange(calendar, startedAtMs, now).minutes),
-      notBefore: item.lifecycle === 'inprogress' && item.actualStartUtc !== null ? item.actualStartUtc : instantOrZero(item.plannedStart),
+      notBefore: item.lifecycle === 'inprogress' ? now : instantOrZero(item.plannedStart),
     }));
     return { ...planResource({ now, calendar, reservations, tasks }), validUntil };
   }

@@ -167,6 +167,14 @@ t.test('PLANNER: accepted Incoming items reserve capacity first: planned from pl
   t.strictSame(placed(w.plan(ADA)), {}, 'once accepted, a reservation filling the horizon leaves the task no working time');
 });
 
+t.test('PLANNER: an Incoming item in progress that was never started (reopened by an evaluation) reserves its estimate from now', async (t) => {
+  const w = world([{ id: 1, projectId: 4, title: 'Two hours', estimatedMinutes: 120, assignees: ada }]);
+  // Planned for Wednesday, completed, then reopened by keepwaiting: in progress, actualStartUtc null.
+  addIncoming(w, { id: 1, recipient: ADA, minutes: 60, lifecycle: 'inprogress', plannedStart: '2026-11-18T09:00:00' });
+  t.strictSame(placed(w.plan(ADA)), { 1: ['2026-11-16T11:00:00', '2026-11-16T13:00:00'] },
+    'the item holds 10:00-11:00 today, not Wednesday; the task follows it');
+});
+
 t.test('PLANNER: a plan is reused while the workspace version is unchanged and it is under 60 seconds old', async (t) => {
   const w = world([{ id: 1, projectId: 4, title: 'Task', estimatedMinutes: 60, assignees: ada }]);
   const first = w.plan(ADA);
