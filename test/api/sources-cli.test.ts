@@ -2,18 +2,13 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CLI, ROOT, cleanEnv } from '../helpers/cli.js';
 import { TOKENS, baseFixture } from '../helpers/fixture.js';
 import { stubTracker } from '../helpers/stub-tracker.js';
 
 /** `serve --source KEY=BASEURL` (contract 11): the built-in http provider, through real HTTP. */
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LISTENING = /^listening on http:\/\/127\.0\.0\.1:(\d+)$/m;
-
-/** The parent's environment without WTA_* settings and tap's process tracking (as test/cli.test.ts). */
-const cleanEnv = (): NodeJS.ProcessEnv =>
-  Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(WTA_|TAP|_TAPJS_|NODE_OPTIONS$)/.test(name)));
 
 t.test('SOURCES: serve --source tracker=BASEURL offers a linked task with the tracker\'s facts', async (t) => {
   const stub = await stubTracker(t);
@@ -29,7 +24,7 @@ t.test('SOURCES: serve --source tracker=BASEURL offers a linked task with the tr
   writeFileSync(fixturePath, JSON.stringify(fixture));
 
   const child = spawn(process.execPath, [
-    '--import', 'tsx', 'bin/worker-task-api.ts', 'serve', '--port', '0', '--db', join(dir, 'cli.sqlite'),
+    CLI, 'serve', '--port', '0', '--db', join(dir, 'cli.sqlite'),
     '--fixture', fixturePath, '--source', `tracker=${stub.base}`,
   ], { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import type { TapTest } from '../helpers/api.js';
+import { CLI, ROOT, cleanEnv } from '../helpers/cli.js';
 import { generateOrganisation, type GeneratedOrganisation } from '../../bench/generate.js';
 
 /**
@@ -11,14 +12,12 @@ import { generateOrganisation, type GeneratedOrganisation } from '../../bench/ge
  * there in part (a note without its receipt or its version bump, or the other way round).
  */
 
-const ROOT = new URL('../../', import.meta.url);
 const ORGANISATIONS = 8;
 
 /** Starts `serve` on the file; a server still running when the test ends (a failure midway) is killed. */
 function serve(t: TapTest, dbPath: string): Promise<{ child: ChildProcessWithoutNullStreams; base: string }> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(NODE_OPTIONS|TAP|_TAPJS|WTA_)/.test(name)));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/worker-task-api.ts', 'serve', '--db', dbPath, '--port', '0', '--rate-limit', '1000000000'], {
-    cwd: ROOT, env,
+  const child = spawn(process.execPath, [CLI, 'serve', '--db', dbPath, '--port', '0', '--rate-limit', '1000000000'], {
+    cwd: ROOT, env: cleanEnv(),
   });
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

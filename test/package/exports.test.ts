@@ -1,9 +1,9 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { buildEnv, buildIfStale, ROOT, TSC } from '../helpers/build.js';
 
 /**
  * The package as a user gets it: the three entry points of `exports`, imported by package name
@@ -11,26 +11,6 @@ import { fileURLToPath } from 'node:url';
  * `npm link` would), their generated types checked by the compiler, nothing else importable,
  * and what `npm pack` would publish.
  */
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-
-/** Every .ts under lib, adapters and bin whose built .js is missing or older than it. */
-function staleOutputs(): string[] {
-  const stale: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-        const built = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
-        if (!existsSync(built) || statSync(built).mtimeMs < statSync(path).mtimeMs) stale.push(relative(ROOT, path));
-      }
-    }
-  };
-  for (const dir of ['lib', 'adapters', 'bin']) walk(join(ROOT, dir));
-  return stale;
-}
 
 /** Like a user's project: its own directory outside the repository, the package in node_modules. */
 function userProject(): string {
@@ -42,17 +22,8 @@ function userProject(): string {
   return dir;
 }
 
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(WTA_|TAP|_TAPJS_|NODE_OPTIONS$)/.test(name)));
-}
-
-t.before(() => {
-  // `npm ci` builds dist/ through `prepare`; build here only when it is missing or out of date.
-  const stale = staleOutputs();
-  if (stale.length === 0) return;
-  const build = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
-  if (build.status !== 0) throw new Error(`the build failed (${stale.length} stale outputs, e.g. ${stale[0] ?? ''}):\n${build.stdout}${build.stderr}`);
-});
+// The suite's `before` program built dist/; this also covers running the file on its own.
+t.before(buildIfStale);
 
 t.test('a user imports the three entry points by package name, and nothing else', async (tt) => {
   const dir = userProject();
@@ -87,7 +58,7 @@ server.closeAllConnections();
 service.close();
 console.log(JSON.stringify(report));
 `);
-  const run = spawnSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8', env: cleanEnv() });
+  const run = spawnSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8', env: buildEnv() });
   tt.equal(run.status, 0, run.stderr);
   const report = JSON.parse(run.stdout) as Record<string, unknown>;
   tt.same(report['worker-task-api'], [
@@ -130,7 +101,7 @@ export { listener, handler, answer };
   const check = spawnSync(process.execPath, [
     TSC, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2023',
     '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types'), '--verbatimModuleSyntax', 'consumer.ts',
-  ], { cwd: dir, encoding: 'utf8', env: cleanEnv() });
+  ], { cwd: dir, encoding: 'utf8', env: buildEnv() });
   tt.equal(check.status, 0, `tsc: ${check.stdout}${check.stderr}`);
   for (const entry of ['dist/lib/index.d.ts', 'dist/adapters/node-http.d.ts', 'dist/adapters/fetch.d.ts']) {
     tt.ok(existsSync(join(ROOT, entry)), `${entry} is generated`);
@@ -139,7 +110,7 @@ export { listener, handler, answer };
 
 t.test('npm pack would publish the built package, the schema, the fixtures and the unit file, and no sources', async (tt) => {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const pack = spawnSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
+  const pack = spawnSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', env: buildEnv() });
   tt.equal(pack.status, 0, pack.stderr);
   const [manifest] = JSON.parse(pack.stdout) as { files: { path: string }[] }[];
   const files = (manifest?.files ?? []).map((file) => file.path);

@@ -1,0 +1,48 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The built package (`dist/`) that the command-line and package tests run, as users do: `npm ci`
+ * builds it through `prepare`, and tap's `before` program (build-dist.ts) rebuilds it when a
+ * source is newer, so no test ever runs yesterday's build.
+ */
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+/** The command line as `npx worker-task-api` runs it. */
+export const CLI = join(ROOT, 'dist', 'bin', 'worker-task-api.js');
+
+/** Every .ts under lib, adapters and bin whose built .js is missing or older than it. */
+export function staleOutputs(): string[] {
+  const stale: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const built = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
+        if (!existsSync(built) || statSync(built).mtimeMs < statSync(path).mtimeMs) stale.push(relative(ROOT, path));
+      }
+    }
+  };
+  for (const dir of ['lib', 'adapters', 'bin']) walk(join(ROOT, dir));
+  return stale;
+}
+
+/**
+ * The parent's environment without WTA_* settings (they would change what the CLI does) and
+ * without tap's process tracking, which roughly doubles a child's start-up time.
+ */
+export function buildEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(WTA_|TAP|_TAPJS_|NODE_OPTIONS$)/.test(name)));
+}
+
+/** Builds dist/ when it is missing or out of date; throws with the compiler's output on failure. */
+export function buildIfStale(): void {
+  const stale = staleOutputs();
+  if (stale.length === 0) return;
+  const build = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8', env: buildEnv() });
+  if (build.status !== 0) throw new Error(`the build failed (${stale.length} stale outputs, e.g. ${stale[0] ?? ''}):\n${build.stdout}${build.stderr}`);
+}
