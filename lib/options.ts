@@ -56,14 +56,39 @@ const stderrLogger: Logger = {
 const hasMethod = (value: object, name: string): boolean =>
   typeof (value as Record<string, unknown>)[name] === 'function';
 
-/** One call at construction: a clock answering anything but a finite number would fail every request. */
+/** The latest instant London wall times can name: 9999-12-31T23:59:59.999Z. */
+const LAST_INSTANT_MS = 253_402_300_799_999;
+
+/**
+ * One call at construction: a clock answering anything but epoch milliseconds from 1970 to the
+ * year 9999 would fail every request (microseconds or seconds by mistake, say).
+ */
 function answersEpochMs(clock: Clock): boolean {
   try {
     const sample: unknown = clock.now();
-    return typeof sample === 'number' && Number.isFinite(sample);
+    return typeof sample === 'number' && sample >= 0 && sample <= LAST_INSTANT_MS;
   } catch {
     return false;
   }
+}
+
+/**
+ * The embedder's logger, made safe to call anywhere: a throwing sink must neither change an
+ * answer nor undo what was just recorded (a publication logged as done, then retried as failed).
+ */
+function guarded(logger: Logger): Logger {
+  const call = (method: ((entry: Record<string, unknown>) => void) | undefined, entry: Record<string, unknown>): void => {
+    try {
+      method?.call(logger, entry);
+    } catch {
+      // Nothing sensible is left to report to.
+    }
+  };
+  return {
+    error: (entry) => call(logger.error, entry),
+    info: (entry) => call(logger.info, entry),
+    debug: (entry) => call(logger.debug, entry),
+  };
 }
 
 /** Checks options once, at construction, with exact messages (documented in the README). */
@@ -98,15 +123,18 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       providers.set(key, provider as SourceProvider);
     }
   }
-  if (logger !== undefined && (typeof logger !== 'object' || logger === null || !hasMethod(logger, 'error'))) {
-    throw new TypeError('createService: options.logger must be an object with an error() method');
+  const optionalMethod = (value: object, name: string): boolean =>
+    (value as Record<string, unknown>)[name] === undefined || hasMethod(value, name);
+  if (logger !== undefined && (typeof logger !== 'object' || logger === null || !hasMethod(logger, 'error') ||
+      !optionalMethod(logger, 'info') || !optionalMethod(logger, 'debug'))) {
+    throw new TypeError('createService: options.logger must be an object with an error() method (info() and debug() optional)');
   }
   return {
     db: db as string | Db,
     clock: (clock as Clock | undefined) ?? systemClock,
     rateLimit: (rateLimit as number | undefined) ?? 120,
     sources: providers,
-    logger: (logger as Logger | undefined) ?? stderrLogger,
+    logger: logger === undefined ? stderrLogger : guarded(logger as Logger),
     sourceTimeoutMs: milliseconds(sourceTimeoutMs, 'sourceTimeoutMs', 5000, 1),
     sourceMaxAgeMs: milliseconds(sourceMaxAgeMs, 'sourceMaxAgeMs', 15_000, 0),
   };

@@ -101,15 +101,10 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     return response;
   }
 
-  // The logger is the embedder's code: if it throws, the request must still get its answer (a
-  // throw from here would escape handle() with no response and no trace id).
+  // The embedder's logger comes wrapped by resolveOptions: a throwing one cannot reach here.
   function log(level: 'error' | 'debug', entry: Record<string, unknown>): void {
-    try {
-      if (level === 'error') deps.logger.error(entry);
-      else deps.logger.debug?.(entry);
-    } catch {
-      // Nothing sensible is left to report to.
-    }
+    if (level === 'error') deps.logger.error(entry);
+    else deps.logger.debug?.(entry);
   }
 
   function failure(error: unknown, traceId: string, request: ServiceRequest): ServiceResponse {

@@ -119,3 +119,41 @@ t.test('ERRORS: handle() never throws: not after close(), nor with a clock that 
   t.doesNotThrow(() => { answer = broken.handle(hostile as typeof request); }, 'a request whose every property throws');
   expectProblem(t, await (answer as ReturnType<typeof broken.handle>), 'internal_error');
 });
+
+t.test('ERRORS: a logger that throws changes no outcome: a publication stays published, a failing source is still 503', async (t) => {
+  const fixture = baseFixture();
+  const task = fixture.tasks.find((candidate) => candidate['id'] === 1);
+  if (task === undefined) throw new Error('no task 1');
+  task['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  let published = 0;
+  let failing = false;
+  const tracker = {
+    refresh: async () => {
+      if (failing) throw new Error('tracker down');
+      return { title: 'T-1' };
+    },
+    publish: async () => ({ ref: `ref-${(published += 1)}` }),
+  };
+  const sink = () => {
+    throw new Error('log sink is down');
+  };
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker }, logger: { error: sink, info: sink, debug: sink } } });
+  t.teardown(() => h.service.close());
+  const etag = async () => (await h.call('GET', '/api/v1/tasks/1')).headers['etag'];
+  const asked = await h.call('POST', '/api/v1/tasks/1/human-requests', {
+    headers: { 'if-match': await etag(), 'idempotency-key': 'ask-1' },
+    body: { humanAssigneeId: 11, title: 'Which headline?', estimatedMinutes: 20, isBlocking: false, publishExternally: true },
+  });
+  t.equal(asked.status, 201);
+  await h.service.idle();
+  t.equal(published, 1, 'published once');
+  // Hours later, with more writes to drive the publisher: a throwing info() did not turn the success into a retry.
+  h.clock.advance(3 * 3_600_000);
+  await h.call('POST', '/api/v1/tasks/1/notes', { headers: { 'if-match': await etag() }, body: { text: 'later' } });
+  await h.service.idle();
+  t.equal(published, 1, 'never published again');
+
+  failing = true;
+  const claim = await h.call('POST', '/api/v1/tasks/1/claim', { headers: { 'if-match': await etag(), 'idempotency-key': 'claim-1' } });
+  expectProblem(t, claim, 'source_unavailable', 'a throwing error() while logging the failed refresh');
+});

@@ -12,7 +12,7 @@ const DB_MESSAGE = "createService: options.db must be a file path, ':memory:' or
 const CLOCK_MESSAGE = 'createService: options.clock must be an object with a now() method returning epoch milliseconds';
 const RATE_MESSAGE = 'createService: options.rateLimit must be an integer from 1 to 1000000000';
 const SOURCES_MESSAGE = 'createService: options.sources must be an object mapping provider keys to providers';
-const LOGGER_MESSAGE = 'createService: options.logger must be an object with an error() method';
+const LOGGER_MESSAGE = 'createService: options.logger must be an object with an error() method (info() and debug() optional)';
 
 const provider = { refresh: async () => ({}), publish: async () => ({}) };
 
@@ -52,6 +52,8 @@ t.test('OPTIONS: a bad clock throws TypeError', async (t) => {
     [null, 'null'], [() => 0, 'a function'], [{}, 'no now()'], [{ now: 5 }, 'now not a function'], [Date.now(), 'a number'],
     [{ now: () => 'x' }, 'now() answering a string'], [{ now: () => Number.NaN }, 'now() answering NaN'],
     [{ now: () => { throw new Error('no time'); } }, 'now() throwing'],
+    [{ now: () => -1e20 }, 'now() before 1970'], [{ now: () => -1 }, 'now() a millisecond before 1970'],
+    [{ now: () => Date.now() * 1000 }, 'now() in microseconds'], [{ now: () => 253_402_300_800_000 }, 'now() after the year 9999'],
   ] as const) {
     expectTypeError(t, { db: ':memory:', clock }, CLOCK_MESSAGE, what);
   }
@@ -73,7 +75,10 @@ t.test('OPTIONS: bad sources throw TypeError', async (t) => {
 });
 
 t.test('OPTIONS: a bad logger throws TypeError', async (t) => {
-  for (const [logger, what] of [[null, 'null'], [console.error, 'a function'], [{}, 'no error()'], [{ error: 'x' }, 'error not a function']] as const) {
+  for (const [logger, what] of [
+    [null, 'null'], [console.error, 'a function'], [{}, 'no error()'], [{ error: 'x' }, 'error not a function'],
+    [{ error: () => undefined, info: 5 }, 'info not a function'], [{ error: () => undefined, debug: 'x' }, 'debug not a function'],
+  ] as const) {
     expectTypeError(t, { db: ':memory:', logger }, LOGGER_MESSAGE, what);
   }
 });
