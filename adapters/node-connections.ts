@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { problemResponse } from '../lib/http/problem.js';
+import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { hasRepeatedField, rawResponse, write } from './node-response.js';
 import { handleSafely, mountedUrl, observe, originForm, type Handler } from './shared.js';
@@ -163,10 +162,6 @@ function refusedMethodLine(error: Error): { method: string; target: string } | n
   const path = originForm(target);
   if (PARSED_METHODS.has(method) || !path.startsWith('/')) return null;
   return { method, target: path };
-}
-
-function newTraceId(): string {
-  return randomUUID().replaceAll('-', '');
 }
 
 /**

@@ -11,6 +11,7 @@ import { taskWrites } from './domain/tasks/write.js';
 import { operationHandlers } from './http/handlers.js';
 import { OPERATIONS } from './http/operations.js';
 import { createPipeline } from './http/pipeline.js';
+import { newTraceId, problemResponse } from './http/problem.js';
 import { Router } from './http/router.js';
 import type { ServiceRequest, ServiceResponse } from './http/types.js';
 import { resolveOptions, type ServiceOptions } from './options.js';
@@ -22,7 +23,7 @@ import { openApiText } from './schemas/openapi.js';
 import { calendarStatements } from './store/calendars.js';
 import { claimStatements } from './store/claims.js';
 import { clientStatements } from './store/clients.js';
-import { openDatabase } from './store/open.js';
+import { openDatabase, type Db } from './store/open.js';
 import { organisationStatements } from './store/organisations.js';
 import { assistanceStatements } from './store/assistance.js';
 import { receiptStatements } from './store/receipts.js';
@@ -50,7 +51,13 @@ export interface Service {
 /** Creates the service: opens the database, applies the schema and prepares every statement. */
 export function createService(options: ServiceOptions): Service {
   const resolved = resolveOptions(options);
+  // Two services on one connection would open transactions inside each other's write batches.
+  if (typeof resolved.db !== 'string' && servedHandles.has(resolved.db)) {
+    throw new TypeError('createService: this Database is already used by another service; give each service its own connection');
+  }
   const { db, owned } = openDatabase(resolved.db);
+  servedHandles.add(db);
+  let closed = false;
 
   const organisations = organisationStatements(db);
   const reads = taskReadStatements(db);
@@ -135,6 +142,8 @@ export function createService(options: ServiceOptions): Service {
 
   return {
     handle(request) {
+      // A host still passing requests on while it shuts down: retry later, elsewhere.
+      if (closed) return problemResponse('temporarily_unavailable', newTraceId(), { 'retry-after': '1' });
       const response = handle(request);
       // Failed publications are retried later, driven by traffic: no timer keeps the process busy.
       // The answer is already made: a failure here (a closed database, an embedder's clock that
@@ -142,17 +151,18 @@ export function createService(options: ServiceOptions): Service {
       try {
         publisher.kickIfDue();
       } catch (error) {
-        try {
-          resolved.logger.error({ message: 'publication check failed', error: error instanceof Error ? error.stack ?? error.message : String(error) });
-        } catch {
-          // The embedder's logger; nothing is left to report to.
-        }
+        resolved.logger.error({ message: 'publication check failed', error: error instanceof Error ? error.stack ?? error.message : String(error) });
       }
       return response;
     },
     idle: () => publisher.idle(),
     close() {
+      closed = true;
+      servedHandles.delete(db);
       if (owned && db.open) db.close();
     },
   };
 }
+
+/** Connections a live service uses: one service per connection. */
+const servedHandles = new WeakSet<Db>();

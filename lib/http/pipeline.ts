@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { cachedAuthenticator, type Principal } from '../auth/authenticate.js';
 import type { FixedWindowRateLimiter } from '../auth/rate-limit.js';
 import { ServiceError } from '../domain/errors.js';
@@ -11,7 +10,7 @@ import type { Clock } from '../time/clock.js';
 import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './body.js';
 import { requestHeaders, type RequestHeaders } from './headers.js';
 import { BASE_PATH, type OperationSpec } from './operations.js';
-import { problemResponse } from './problem.js';
+import { newTraceId, problemResponse } from './problem.js';
 import type { Router } from './router.js';
 import type { ResponseMeta, ServiceRequest, ServiceResponse } from './types.js';
 
@@ -66,10 +65,6 @@ export interface PipelineDependencies {
 }
 
 const ID_PATTERN = /^[1-9][0-9]*$/;
-
-function newTraceId(): string {
-  return randomUUID().replaceAll('-', '');
-}
 
 /** A JSON success response. */
 export function jsonResponse(status: number, value: unknown, headers?: Record<string, string>): ServiceResponse {

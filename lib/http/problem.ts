@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ErrorCode } from '../domain/errors.js';
 import type { ServiceResponse } from './types.js';
 
@@ -44,6 +45,11 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, CatalogueEntry>> = {
 };
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** A trace id: 32 lowercase hex characters (contract 1). */
+export function newTraceId(): string {
+  return randomUUID().replaceAll('-', '');
+}
 
 /** Renders an error code as the spec's problem+json response. */
 export function problemResponse(

@@ -3,7 +3,8 @@ import type { Db } from './open.js';
 /**
  * Schema changes that `schema.sql` (all `CREATE ... IF NOT EXISTS`) cannot make to an existing
  * database, by the version they bring it to. A database records its version in
- * `PRAGMA user_version`; one created from the current `schema.sql` starts at the latest.
+ * `PRAGMA user_version` (so the database must be the service's own); one created from the
+ * current `schema.sql` starts at the latest.
  */
 export const MIGRATIONS: readonly { readonly version: number; readonly apply: (db: Db) => void }[] = [
   // Version 1: the first versioned schema (everything in schema.sql up to here).
@@ -27,6 +28,15 @@ export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, migration) => Math.max(
  */
 export function migrate(db: Db, schemaSql: string): void {
   const current = db.pragma('user_version', { simple: true }) as number;
+  // Every version of the schema has this table. A version without it is another application's
+  // numbering, which stamping ours over would corrupt.
+  const ours = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'source_publications'").get() !== undefined;
+  if (current !== 0 && !ours) {
+    throw new Error(
+      `worker-task-api: the database has user_version ${current} but none of this service's tables; ` +
+        'it looks like another application\'s database: give the service a database of its own',
+    );
+  }
   if (current > SCHEMA_VERSION) {
     throw new Error(
       `worker-task-api: the database has schema version ${current}, newer than this release's ${SCHEMA_VERSION}; ` +

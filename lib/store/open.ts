@@ -51,8 +51,11 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
  * timeout (a `load` or an embedder's long transaction): the request may succeed if retried.
  */
 export function isDatabaseBusy(error: unknown): boolean {
-  if (!(error instanceof Database.SqliteError)) return false;
-  return /^SQLITE_(BUSY|LOCKED)(_|$)/.test(error.code);
+  // By name and code, not instanceof: an embedder's Database may come from another copy of
+  // better-sqlite3, whose SqliteError is another class.
+  if (!(error instanceof Error) || error.name !== 'SqliteError') return false;
+  const code: unknown = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code);
 }
 
 /** Whether `value` looks like an open better-sqlite3 Database (duck-typed so any copy of the module works). */

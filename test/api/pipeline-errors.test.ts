@@ -94,13 +94,14 @@ t.test('ERRORS: a logger that throws still yields the sanitised 500', async (t) 
   expectProblem(t, await service.handle(request), 'internal_error', 'a 500 with a throwing error()');
 });
 
-t.test('ERRORS: handle() never throws: not after close(), nor with a clock that starts throwing (the answer is a 500 or the document)', async (t) => {
+t.test('ERRORS: handle() never throws: not on a database closed under it, nor with a clock that starts throwing (the answer is a 500 or the document)', async (t) => {
   const request = { method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${TOKENS.ada}` } };
   const errors: Record<string, unknown>[] = [];
-  const closed = createService({ db: ':memory:', logger: { error: (entry) => errors.push(entry) } });
-  closed.close();
+  const db = new Database(':memory:');
+  const closed = createService({ db, logger: { error: (entry) => errors.push(entry) } });
+  db.close();
   let answer: unknown;
-  t.doesNotThrow(() => { answer = closed.handle(request); }, 'a closed service answers');
+  t.doesNotThrow(() => { answer = closed.handle(request); }, 'a service whose database was closed answers');
   expectProblem(t, await (answer as ReturnType<typeof closed.handle>), 'internal_error');
   t.doesNotThrow(() => { answer = closed.handle({ method: 'GET', url: '/api/v1/openapi.json', headers: {} }); });
   t.equal((await (answer as ReturnType<typeof closed.handle>)).status, 200, 'the anonymous document needs no database');
@@ -118,6 +119,39 @@ t.test('ERRORS: handle() never throws: not after close(), nor with a clock that 
   const hostile = new Proxy({}, { get: () => { throw new Error('getter'); } });
   t.doesNotThrow(() => { answer = broken.handle(hostile as typeof request); }, 'a request whose every property throws');
   expectProblem(t, await (answer as ReturnType<typeof broken.handle>), 'internal_error');
+});
+
+t.test('ERRORS: after close() every request is 503 temporarily_unavailable with Retry-After, and nothing is logged', async (t) => {
+  const errors: Record<string, unknown>[] = [];
+  for (const db of [':memory:', new Database(':memory:')]) {
+    const service = createService({ db, logger: { error: (entry) => errors.push(entry) } });
+    service.close();
+    for (const request of [
+      { method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${TOKENS.ada}` } },
+      { method: 'GET', url: '/api/v1/openapi.json', headers: {} },
+    ]) {
+      const response = await service.handle(request);
+      expectProblem(t, response, 'temporarily_unavailable', `${request.url} on ${typeof db === 'string' ? 'a path' : 'a Database passed in'}`);
+      t.equal(response.headers['retry-after'], '1');
+    }
+    if (typeof db !== 'string') {
+      t.ok(db.open, 'a Database passed in stays open');
+      service.close();
+      createService({ db }).close();
+      t.pass('close() frees the connection for another service (and may be called twice)');
+    }
+  }
+  t.strictSame(errors, []);
+});
+
+t.test('OPTIONS: a Database already used by a live service is refused: one service per connection', async (t) => {
+  const db = new Database(':memory:');
+  const first = createService({ db });
+  t.throws(() => createService({ db }), {
+    name: 'TypeError', message: 'createService: this Database is already used by another service; give each service its own connection',
+  });
+  first.close();
+  t.doesNotThrow(() => createService({ db }).close(), 'free again once the first is closed');
 });
 
 t.test('ERRORS: a logger that throws changes no outcome: a publication stays published, a failing source is still 503', async (t) => {

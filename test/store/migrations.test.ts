@@ -83,8 +83,20 @@ t.test('SCHEMA: a database from before versioning (version 0, tables present) is
 
 t.test('SCHEMA: a database of a newer release is refused with a clear message and left alone', async (t) => {
   const db = new Database(':memory:');
+  db.exec(V1_PUBLICATIONS);
   db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
   t.throws(() => openDatabase(db), { message: /newer than this release/ });
   t.equal(version(db), SCHEMA_VERSION + 1);
-  t.equal(db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get(), 0, 'nothing created');
+  t.equal(db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get(), 1, 'nothing created');
+});
+
+t.test('SCHEMA: another application\'s database (a user_version but none of the service\'s tables) is refused and left alone', async (t) => {
+  for (const appVersion of [1, SCHEMA_VERSION, SCHEMA_VERSION + 5]) {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE invoices (id INTEGER PRIMARY KEY)');
+    db.pragma(`user_version = ${appVersion}`);
+    t.throws(() => openDatabase(db), { message: /user_version \d+ but none of this service's tables; .*a database of its own/ }, `user_version ${appVersion}`);
+    t.equal(version(db), appVersion, 'its version is not stamped over');
+    t.equal(db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get(), 1, 'nothing created');
+  }
 });
