@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildEnv, buildIfStale, ROOT, TSC } from '../helpers/build.js';
@@ -105,6 +105,30 @@ export { listener, handler, answer };
   tt.equal(check.status, 0, `tsc: ${check.stdout}${check.stderr}`);
   for (const entry of ['dist/lib/index.d.ts', 'dist/adapters/node-http.d.ts', 'dist/adapters/fetch.d.ts']) {
     tt.ok(existsSync(join(ROOT, entry)), `${entry} is generated`);
+  }
+});
+
+t.test('every package the published .d.ts import has its types among the dependencies, not only the devDependencies', async (tt) => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const imported = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.d.ts')) {
+        for (const match of readFileSync(path, 'utf8').matchAll(/(?:from |import\()['"]([^'"]+)['"]/g)) {
+          const specifier = match[1] as string;
+          if (!specifier.startsWith('.') && !specifier.startsWith('node:')) imported.add(specifier.split('/')[0] as string);
+        }
+      }
+    }
+  };
+  for (const dir of ['lib', 'adapters', 'bin']) walk(join(ROOT, 'dist', dir));
+  tt.ok(imported.has('better-sqlite3'), 'the scan sees the Database type');
+  for (const name of imported) {
+    const own = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { types?: string; typings?: string };
+    const typesPackage = own.types === undefined && own.typings === undefined ? `@types/${name}` : name;
+    tt.ok(manifest.dependencies[typesPackage] !== undefined, `${name}: ${typesPackage} is a dependency`);
   }
 });
 
