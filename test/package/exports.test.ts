@@ -146,4 +146,7 @@ t.test('npm pack would publish the built package, the schema, the fixtures and t
     tt.ok(files.includes(expected), `${expected} is published`);
   }
   tt.same(files.filter((file) => /^(lib|adapters|bin|test|bench|dist\/test|dist\/bench)\//.test(file) || /(?<!\.d)\.ts$/.test(file)), [], 'no sources or tests');
+  // The build starts from an empty dist/, so a module whose source was deleted is not shipped.
+  tt.same(files.filter((file) => file.startsWith('dist/') && file.endsWith('.js') && !existsSync(join(ROOT, file.slice('dist/'.length).replace(/\.js$/, '.ts')))), [],
+    'every published module has its source');
 });
