@@ -1,5 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createService } from '../../lib/service.js';
 import { resolveOptions } from '../../lib/options.js';
 import { systemClock } from '../../lib/time/clock.js';
@@ -109,4 +111,12 @@ t.test('OPTIONS: defaults are the system clock, 120 requests, no sources', async
   t.type(resolved.logger.error, 'function');
   const withSources = resolveOptions({ db: ':memory:', sources: { http: provider } });
   t.equal(withSources.sources.get('http'), provider);
+});
+
+t.test('OPTIONS: a db path in directories that do not exist yet creates them, as the command line does', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'data', 'nested', 'tasks.sqlite');
+  const service = createService({ db: path });
+  service.close();
+  t.ok(existsSync(path), 'the database file is there');
 });
