@@ -17,7 +17,7 @@ t.test('fetch: the fetch adapter under /tasks-api serves the agent flow and 413s
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
     const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
       method: req.method ?? 'GET', headers, body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null, duplex: 'half',
-    });
+    } as RequestInit); // TypeScript's DOM lib does not know `duplex` yet; Node's fetch requires it for a stream.
     tasksApi(request).then(async (response) => {
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(Buffer.from(await response.arrayBuffer()));
