@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
 import type { ServiceResponse } from '../lib/http/types.js';
-import { handleSafely, mountedUrl, normalisePrefix, observe, sendsBody, type Handler } from './shared.js';
+import { checkAdapterOptions, handleSafely, mountedUrl, observe, sendsBody, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -78,7 +78,7 @@ function toResponse(response: ServiceResponse, unreadBody: boolean): Response {
  * reading the request body fails (the client went away).
  */
 export function toFetchHandler(service: Handler, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
-  const prefix = normalisePrefix(options.prefix, 'toFetchHandler');
+  const prefix = checkAdapterOptions(options, 'toFetchHandler', ['prefix', 'onResponse']);
   const { onResponse } = options;
 
   return async (request) => {

@@ -5,7 +5,7 @@ import { MAX_BODY_BYTES } from '../lib/http/body.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { ConnectionAnswers } from './node-connections.js';
 import { hasRepeatedField, write } from './node-response.js';
-import { handleSafely, mountedUrl, normalisePrefix, observe, originForm, type Handler } from './shared.js';
+import { checkAdapterOptions, handleSafely, mountedUrl, observe, originForm, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -51,7 +51,7 @@ function headersOf(req: IncomingMessage): IncomingHttpHeaders | NodeJS.Dict<stri
  * connection is closed after the 413.
  */
 export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
-  const prefix = normalisePrefix(options.prefix, 'toNodeHandler');
+  const prefix = checkAdapterOptions(options, 'toNodeHandler', ['prefix', 'onResponse']);
   const { onResponse } = options;
 
   return (req, res) => {
@@ -114,7 +114,8 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
  * other expectations are ignored.
  */
 export function createNodeServer(service: Handler, options: NodeServerOptions = {}): Server {
-  const handler = toNodeHandler(service, options);
+  const prefix = checkAdapterOptions(options, 'createNodeServer', ['prefix', 'onResponse', 'onClientError', 'tls']);
+  const handler = toNodeHandler(service, { prefix, ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse }) });
   const connections = new ConnectionAnswers(options);
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     connections.track(req, res);
@@ -135,7 +136,6 @@ export function createNodeServer(service: Handler, options: NodeServerOptions = 
   // RFC 9110 (10.1.1) lets a server ignore an expectation it does not know: node's own answer
   // would be a bare 417, outside the API's error shape and with no error code of the API.
   server.on('checkExpectation', listener);
-  const prefix = normalisePrefix(options.prefix, 'createNodeServer');
   server.on('clientError', (error: Error, socket: Duplex) => connections.clientError(error, socket, service, prefix));
   server.on('connect', (req: IncomingMessage, socket: Duplex) => connections.connect(service, req, socket, prefix));
   return server;

@@ -8,10 +8,35 @@ export interface Handler {
 }
 
 /** Checks and normalises a mount prefix (`/app/` becomes `/app`, `''` mounts at the root). */
-export function normalisePrefix(prefix: string | undefined, caller: string): string {
+function normalisePrefix(prefix: unknown, caller: string): string {
+  if (prefix !== undefined && typeof prefix !== 'string') throw new TypeError(`${caller}: options.prefix must be a string starting with "/"`);
   const normalised = (prefix ?? '').replace(/\/+$/, '');
   if (normalised !== '' && !normalised.startsWith('/')) throw new TypeError(`${caller}: options.prefix must start with "/"`);
   return normalised;
+}
+
+const isPem = (value: unknown): boolean => typeof value === 'string' || Buffer.isBuffer(value);
+
+/**
+ * Checks an adapter's options once, when it is made, as createService does its own: a misspelt
+ * name or a wrong type would otherwise show up as a puzzling failure on some later request (or
+ * on every TLS handshake). Returns the normalised mount prefix.
+ */
+export function checkAdapterOptions(options: unknown, caller: string, known: readonly string[]): string {
+  if (options === undefined) return '';
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`${caller}: options must be an object`);
+  const given = options as Record<string, unknown>;
+  for (const name of Object.keys(given)) {
+    if (!known.includes(name)) throw new TypeError(`${caller}: unknown option "${name}"`);
+  }
+  for (const name of ['onResponse', 'onClientError']) {
+    if (given[name] !== undefined && typeof given[name] !== 'function') throw new TypeError(`${caller}: options.${name} must be a function`);
+  }
+  const tls = given['tls'] as Record<string, unknown> | undefined;
+  if (tls !== undefined && !(typeof tls === 'object' && tls !== null && isPem(tls['cert']) && isPem(tls['key']))) {
+    throw new TypeError(`${caller}: options.tls must be { cert, key }, each a PEM string or Buffer`);
+  }
+  return normalisePrefix(given['prefix'], caller);
 }
 
 /**

@@ -1,0 +1,42 @@
+import t from 'tap';
+import { toFetchHandler } from '../../adapters/fetch.js';
+import { createNodeServer, toNodeHandler } from '../../adapters/node-http.js';
+import type { ServiceResponse } from '../../lib/http/types.js';
+
+// adapters/shared.ts: each adapter checks its options when it is made, with exact messages.
+
+const service = { handle: (): ServiceResponse => ({ status: 204, headers: {} }) };
+type Make = (options: unknown) => unknown;
+
+const makers: [string, Make][] = [
+  ['toNodeHandler', (options) => toNodeHandler(service, options as Parameters<typeof toNodeHandler>[1])],
+  ['toFetchHandler', (options) => toFetchHandler(service, options as Parameters<typeof toFetchHandler>[1])],
+  ['createNodeServer', (options) => createNodeServer(service, options as Parameters<typeof createNodeServer>[1])],
+];
+
+function thrown(make: Make, options: unknown): string | undefined {
+  try {
+    make(options);
+  } catch (error) {
+    return error instanceof TypeError ? error.message : `not a TypeError: ${String(error)}`;
+  }
+  return undefined;
+}
+
+t.test('ADAPTERS: a misspelt option or a wrong type throws a TypeError naming it, when the adapter is made', async (t) => {
+  for (const [caller, make] of makers) {
+    t.equal(thrown(make, { prefx: '/app' }), `${caller}: unknown option "prefx"`);
+    t.equal(thrown(make, 'app'), `${caller}: options must be an object`);
+    t.equal(thrown(make, { prefix: 5 }), `${caller}: options.prefix must be a string starting with "/"`);
+    t.equal(thrown(make, { prefix: 'app' }), `${caller}: options.prefix must start with "/"`);
+    t.equal(thrown(make, { onResponse: 5 }), `${caller}: options.onResponse must be a function`);
+    t.equal(thrown(make, { prefix: '/app/', onResponse: () => undefined }), undefined, `${caller}: valid options`);
+    t.equal(thrown(make, undefined), undefined, `${caller}: no options`);
+  }
+  t.equal(thrown(makers[0]![1], { tls: { cert: 'x', key: 'y' } }), 'toNodeHandler: unknown option "tls"', 'tls is a server option');
+  const server: Make = makers[2]![1];
+  t.equal(thrown(server, { onClientError: 'log' }), 'createNodeServer: options.onClientError must be a function');
+  for (const tls of [{}, { cert: 'PEM' }, { cert: 5, key: 'PEM' }, null, 'PEM']) {
+    t.equal(thrown(server, { tls }), 'createNodeServer: options.tls must be { cert, key }, each a PEM string or Buffer', JSON.stringify(tls));
+  }
+});
