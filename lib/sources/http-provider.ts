@@ -27,9 +27,18 @@ async function readJson(response: Response, limit: number): Promise<unknown> {
  * data: they stay in the base URL the operator configured.
  */
 export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}): SourceProvider {
-  const base = new URL(baseUrl).toString();
-  const timeoutMs = options.timeoutMs ?? HTTP_SOURCE_TIMEOUT_MS;
-  const maxBodyBytes = options.maxBodyBytes ?? HTTP_SOURCE_MAX_BODY_BYTES;
+  const url = URL.canParse(String(baseUrl)) ? new URL(String(baseUrl)) : null;
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new TypeError('httpSourceProvider: baseUrl must be an http: or https: URL');
+  }
+  const base = url.toString();
+  const positive = (value: number | undefined, name: string, fallback: number): number => {
+    if (value === undefined) return fallback;
+    if (!Number.isInteger(value) || value < 1) throw new TypeError(`httpSourceProvider: options.${name} must be a positive integer`);
+    return value;
+  };
+  const timeoutMs = positive(options.timeoutMs, 'timeoutMs', HTTP_SOURCE_TIMEOUT_MS);
+  const maxBodyBytes = positive(options.maxBodyBytes, 'maxBodyBytes', HTTP_SOURCE_MAX_BODY_BYTES);
 
   async function call(url: string, init: RequestInit, signal: AbortSignal, accept: (status: number) => boolean): Promise<unknown> {
     const response = await fetch(url, {

@@ -132,3 +132,14 @@ t.test('SOURCES: the built-in http provider GETs {base}{encodeURIComponent(itemI
   stub.setItem('Fits', { title: 'Fits', description: 'x'.repeat(900) });
   t.equal((await small.refresh('Fits', signal) as { title: string }).title, 'Fits', 'a body under the cap is read');
 });
+
+t.test('SOURCES: httpSourceProvider refuses a base that is no http(s) URL and limits that are no positive integers', async (t) => {
+  for (const base of ['ftp://tracker.example/items/', 'not a url', '', 'file:///etc/']) {
+    t.throws(() => httpSourceProvider(base), new TypeError('httpSourceProvider: baseUrl must be an http: or https: URL'), base);
+  }
+  for (const [name, value] of [['timeoutMs', -1], ['timeoutMs', 0], ['timeoutMs', 'x'], ['maxBodyBytes', 1.5]] as const) {
+    t.throws(() => httpSourceProvider('https://tracker.example/items/', { [name]: value } as { timeoutMs?: number }),
+      new TypeError(`httpSourceProvider: options.${name} must be a positive integer`), `${name} ${String(value)}`);
+  }
+  t.doesNotThrow(() => httpSourceProvider('http://127.0.0.1:9/items/', { timeoutMs: 1, maxBodyBytes: 1 }));
+});
