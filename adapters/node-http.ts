@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Incomi
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
+import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { ConnectionAnswers } from './node-connections.js';
 import { hasRepeatedField, write } from './node-response.js';
@@ -86,6 +87,13 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
     // reads are answered at once instead of waiting for the stream's end event.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
       dispatch(undefined);
+      return;
+    }
+
+    // Something before us (a body parser such as express.json()) has read the body: it can never
+    // arrive, and waiting for it would leave the client hanging. A host mistake, so a 500.
+    if (req.readableEnded) {
+      answer(problemResponse('internal_error', newTraceId()));
       return;
     }
 

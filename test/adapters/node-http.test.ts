@@ -1,8 +1,8 @@
 import t from 'tap';
 import { raw, recording } from '../helpers/sockets.js';
 import { connect, type AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { createNodeServer, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
+import { createServer, type Server } from 'node:http';
+import { createNodeServer, toNodeHandler, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
 import { createService } from '../../lib/service.js';
 import { adaWorld, type TapTest } from '../helpers/api.js';
@@ -224,6 +224,30 @@ t.test('a request without Content-Length or Transfer-Encoding has no body; a sma
   tt.equal(statusOf(chunked), 204);
   const body = recorder.seen[1]?.body;
   tt.equal(body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : body, '{"text":"hi"}', 'the chunks, joined');
+});
+
+t.test('a body a host already read (a body parser mounted first) is a 500 at once, not a request left hanging', async (tt) => {
+  const recorder = recording({ handle: () => ({ status: 204, headers: {} }) });
+  const seen: number[] = [];
+  const handler = toNodeHandler(recorder, { onResponse: (response) => seen.push(response.status) });
+  // What express.json() does before passing the request on.
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => handler(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  const { port } = server.address() as AddressInfo;
+  const response = await raw(port, [
+    'POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{"text":"hi"}',
+  ]);
+  tt.equal(statusOf(response), 500);
+  tt.match(response, /"code":"internal_error"/);
+  tt.strictSame(seen, [500], 'the host hears of it');
+  tt.equal(recorder.seen.length, 0, 'handle() never saw a request without its body');
 });
 
 t.test('headers of the answer are sent as the service gave them, with a content length', async (tt) => {
