@@ -26,6 +26,15 @@ t.test('manualClock accepts an ISO instant with a +HH:MM or -HH:MM offset', asyn
   t.equal(manualClock('2026-01-01T00:30:00+05:30').now(), Date.UTC(2025, 11, 31, 19, 0));
 });
 
+t.test('manualClock accepts a Date, and refuses an invalid one', async (t) => {
+  t.equal(manualClock(new Date(0)).now(), 0);
+  const clock = manualClock(new Date('2026-03-29T00:30:00Z'));
+  t.equal(clock.now(), Date.UTC(2026, 2, 29, 0, 30));
+  clock.set(new Date(Date.UTC(2026, 9, 25)));
+  t.equal(clock.now(), Date.UTC(2026, 9, 25));
+  t.throws(() => manualClock(new Date('nonsense')), new TypeError('invalid instant: NaN'));
+});
+
 t.test('manualClock throws TypeError on an invalid start instant', async (t) => {
   for (const bad of [
     '2026-03-29T00:30:00',
