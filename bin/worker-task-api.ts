@@ -336,7 +336,7 @@ async function serve(args: string[]): Promise<void> {
       const summary = demo && empty ? loadFixtureFile(db, demoPath) : undefined;
       if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);
       return summary;
-    })();
+    }).immediate();
     // Told only once committed: a failing fixture takes the demo back with it.
     if (demoLoaded !== undefined) err(`demo: ${summaryLine(demoLoaded)}`);
     if (demo) {

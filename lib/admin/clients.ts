@@ -87,6 +87,8 @@ export function adminClients(db: Db) {
     return row;
   }
 
+  // IMMEDIATE: each reads and then writes. Deferred, a server committing on the same file between
+  // the two makes SQLite refuse the write at once (SQLITE_BUSY_SNAPSHOT), past any busy timeout.
   const create = db.transaction((client: NewClient): { client: ClientSummary; token: string } => {
     const name = client.name.trim();
     if (name === '') throw new AdminError('the client name must not be empty');
@@ -135,15 +137,15 @@ export function adminClients(db: Db) {
   return {
     /** Validates and inserts a client with a fresh token; returns the token (shown once). */
     create(client: NewClient): { client: ClientSummary; token: string } {
-      return create(client);
+      return create.immediate(client);
     },
     /** Replaces an active client's token; the old one stops working at once. */
     rotate(id: number): { client: ClientSummary; token: string } {
-      return rotate(id);
+      return rotate.immediate(id);
     },
     /** Deactivates a client (idempotent); its token answers 401 from then on. */
     revoke(id: number): { client: ClientSummary; wasActive: boolean } {
-      return revoke(id);
+      return revoke.immediate(id);
     },
     /** Every client, by id. */
     list(): ClientSummary[] {

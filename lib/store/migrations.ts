@@ -54,5 +54,5 @@ export function migrate(db: Db, schemaSql: string): void {
     const from = fresh ? SCHEMA_VERSION : Math.max(current, 1);
     for (const migration of MIGRATIONS) if (migration.version > from) migration.apply(db);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  })();
+  }).immediate();
 }
