@@ -4,7 +4,7 @@ import { ServiceError } from '../domain/errors.js';
 import { INT32_MAX } from '../schemas/common.js';
 import type { ClientStatements } from '../store/clients.js';
 import type { GroupCommit } from '../store/group-commit.js';
-import { isDatabaseBusy } from '../store/open.js';
+import { transientDatabaseFailure } from '../store/open.js';
 import type { ReadEpoch, SnapshotStatements } from '../store/snapshots.js';
 import type { Clock } from '../time/clock.js';
 import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './body.js';
@@ -118,9 +118,10 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     } catch {
       method = undefined;
     }
-    if (isDatabaseBusy(error)) {
-      // Another connection held the database past the busy timeout; nothing was applied.
-      log('error', { traceId, message: 'database busy', method, error: stack });
+    const transient = transientDatabaseFailure(error);
+    if (transient !== null) {
+      // The transaction was rolled back, so nothing was applied; the operator has a line to act on.
+      log('error', { traceId, message: `database ${transient}`, method, error: stack });
       return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
     }
     log('error', { traceId, message: 'unexpected error', method, error: stack });

@@ -51,15 +51,19 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
 }
 
 /**
- * Whether `error` is SQLite finding the database locked by another connection past the busy
- * timeout (a `load` or an embedder's long transaction): the request may succeed if retried.
+ * A SQLite failure that says nothing about the request and may pass if it is retried: `busy`,
+ * the database locked by another connection past the busy timeout (a `load` or an embedder's
+ * long transaction); `full`, no room left on the disk (or under `max_page_count`). Null for
+ * anything else.
  */
-export function isDatabaseBusy(error: unknown): boolean {
+export function transientDatabaseFailure(error: unknown): 'busy' | 'full' | null {
   // By name and code, not instanceof: an embedder's Database may come from another copy of
   // better-sqlite3, whose SqliteError is another class.
-  if (!(error instanceof Error) || error.name !== 'SqliteError') return false;
+  if (!(error instanceof Error) || error.name !== 'SqliteError') return null;
   const code: unknown = (error as { code?: unknown }).code;
-  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code);
+  if (typeof code !== 'string') return null;
+  if (/^SQLITE_(BUSY|LOCKED)(_|$)/.test(code)) return 'busy';
+  return /^SQLITE_FULL(_|$)/.test(code) ? 'full' : null;
 }
 
 /** Whether `value` looks like an open better-sqlite3 Database (duck-typed so any copy of the module works). */

@@ -6,13 +6,15 @@ import { join } from 'node:path';
 import { createService } from '../../lib/service.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { manualClock } from '../../lib/time/clock.js';
-import { API } from '../helpers/api.js';
+import { API, workspaceVersion } from '../helpers/api.js';
+import { harness } from '../helpers/service.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
 
 /**
  * A database held by another connection (a long `load`, an embedder's transaction) past the busy
- * timeout is a retry-later condition, not an internal error: 503 temporarily_unavailable.
+ * timeout, or a full disk, is a retry-later condition, not an internal error: 503
+ * temporarily_unavailable.
  */
 t.test('DATABASE BUSY: a write while another connection holds the write lock gives 503 temporarily_unavailable, and nothing changes', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'wta-busy-'));
@@ -61,4 +63,26 @@ t.test('DATABASE BUSY: a write while another connection holds the write lock giv
   t.equal(retried.status, 204, 'the same request succeeds once the lock is gone');
   t.equal(retried.headers['idempotent-replayed'], undefined, 'the refused attempt stored no receipt');
   t.equal(notes(), 1);
+});
+
+t.test('DATABASE FULL: a write that finds no room gives 503 temporarily_unavailable, is logged as database full, and nothing changes', async (t) => {
+  const h = harness({ defaultToken: TOKENS.ada });
+  t.teardown(() => h.service.close());
+  const etag = (await h.call('GET', `${API}/tasks/1`)).headers['etag'];
+  const version = workspaceVersion(h);
+  // No page beyond those in use: the next write that needs a page fails as a full disk would.
+  h.db.pragma(`max_page_count = ${h.db.pragma('page_count', { simple: true }) as number}`);
+  const refused = await h.call('POST', `${API}/tasks/1/notes`, {
+    headers: { 'if-match': etag, 'idempotency-key': 'full-1' }, body: { text: 'x'.repeat(20000) },
+  });
+  expectProblem(t, refused, 'temporarily_unavailable');
+  t.equal(refused.headers['retry-after'], '1');
+  t.ok(h.errors.some((entry) => entry['message'] === 'database full'), 'the operator is told');
+  h.db.pragma('max_page_count = 1073741823');
+  t.equal(workspaceVersion(h), version, 'nothing was applied');
+  const retried = await h.call('POST', `${API}/tasks/1/notes`, {
+    headers: { 'if-match': etag, 'idempotency-key': 'full-1' }, body: { text: 'x'.repeat(20000) },
+  });
+  t.equal(retried.status, 204, 'the same request succeeds once there is room (no receipt was kept)');
+  t.notOk(retried.headers['idempotent-replayed']);
 });
