@@ -44,7 +44,7 @@ export interface Service {
   handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse>;
   /** Closes the database if the service opened it (a Database passed in stays open). */
   close(): void;
-  /** Resolves when background work (publishing to linked sources) has finished. */
+  /** Resolves when background work has finished: the open write batch, then publishing to linked sources. */
   idle(): Promise<void>;
 }
 
@@ -155,7 +155,14 @@ export function createService(options: ServiceOptions): Service {
       }
       return response;
     },
-    idle: () => publisher.idle(),
+    async idle() {
+      // A write batch still open is committed (or rolled back) first: close() after idle() must
+      // not take acknowledged-to-be writes with it. Its publications are kicked once the writes'
+      // answers are made, a turn of the event loop later.
+      while (commits.open) await commits.settled();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await publisher.idle();
+    },
     close() {
       closed = true;
       servedHandles.delete(db);

@@ -1,5 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { harness } from '../helpers/service.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
 import { expectProblem, TRACE_ID } from '../helpers/expect-problem.js';
@@ -190,4 +191,24 @@ t.test('ERRORS: a logger that throws changes no outcome: a publication stays pub
   failing = true;
   const claim = await h.call('POST', '/api/v1/tasks/1/claim', { headers: { 'if-match': await etag(), 'idempotency-key': 'claim-1' } });
   expectProblem(t, claim, 'source_unavailable', 'a throwing error() while logging the failed refresh');
+});
+
+t.test('ERRORS: idle() waits for the open write batch, so close() right after it loses no write in flight', async (t) => {
+  const path = join(t.testdir(), 'idle.sqlite');
+  const seed = new Database(path);
+  loadFixture(seed, baseFixture(), { now: Date.parse(TEST_NOW) });
+  seed.close();
+  const service = createService({ db: path, clock: manualClock(TEST_NOW) });
+  const headers = { authorization: `Bearer ${TOKENS.ada}` };
+  const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers });
+  const pending = service.handle({
+    method: 'POST', url: '/api/v1/tasks/1/notes',
+    headers: { ...headers, 'if-match': read.headers['etag'] ?? '', 'content-type': 'application/json' }, body: '{"text":"in flight"}',
+  });
+  await service.idle();
+  service.close();
+  t.equal((await pending).status, 204, 'the write was answered');
+  const after = new Database(path, { readonly: true });
+  t.equal(after.prepare("SELECT count(*) FROM notes WHERE text = 'in flight'").pluck().get(), 1, 'and committed before close()');
+  after.close();
 });
