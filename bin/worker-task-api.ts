@@ -143,7 +143,7 @@ function envFlag(name: string): boolean | undefined {
   if (value === undefined) return undefined;
   if (/^(1|true|yes)$/i.test(value)) return true;
   if (/^(0|false|no)$/i.test(value)) return false;
-  throw new UsageError(`${name} must be 1 or 0 (true or false), got "${value}"`);
+  throw new UsageError(`${name} must be 1, true or yes, or 0, false or no, got "${value}"`);
 }
 
 /** The CLI's database, and how to give it up when the command fails. */

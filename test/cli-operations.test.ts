@@ -286,7 +286,7 @@ t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment
 
   const badDemo = await run(['serve'], { WTA_DEMO: 'maybe' });
   tt.equal(badDemo.code, 2);
-  tt.match(badDemo.stderr, /WTA_DEMO must be 1 or 0/);
+  tt.match(badDemo.stderr, /WTA_DEMO must be 1, true or yes, or 0, false or no, got "maybe"/);
   const badSources = await run(['serve'], { WTA_SOURCES: 'tracker' });
   tt.equal(badSources.code, 2);
   tt.match(badSources.stderr, /WTA_SOURCES must be KEY=BASEURL, got "tracker"/);

@@ -51,6 +51,10 @@ export function sourceRefresher(options: RefreshOptions) {
     const running = inFlight.get(item.id);
     if (running !== undefined) return running;
     const provider = providers.get(item.providerKey);
+    if (provider === undefined) {
+      // Counts as failing (the task is not offered); the log says why, as for any other failure.
+      options.logger.error({ message: 'source refresh failed', providerKey: item.providerKey, itemId: item.itemId, error: 'no provider is configured for this providerKey' });
+    }
     const call: Promise<SourceSnapshot | null> = provider === undefined
       ? Promise.resolve(null)
       : withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs).then(

@@ -168,6 +168,9 @@ t.test('SOURCES: an embedder provider that never settles and ignores the signal 
     t.ok(performance.now() - begun < 1500, `${label}: answered in time`);
     t.equal(leases(h, id), 0, `${label}: no lease`);
   }
-  t.ok(logs.filter((log) => log.entry['message'] === 'source refresh failed').length >= 2, 'the failures are logged');
+  const failed = logs.filter((log) => log.entry['message'] === 'source refresh failed').map((log) => log.entry['itemId']);
+  for (const itemId of ['H-1', 'X-1', 'U-1']) t.ok(failed.includes(itemId), `the failure of ${itemId} is logged`);
+  t.ok(logs.some((log) => log.entry['itemId'] === 'U-1' && /no provider is configured/.test(String(log.entry['error']))),
+    'an item whose providerKey has no provider says so');
   t.notOk(logs.some((log) => /unexpected|internal/i.test(String(log.entry['message']))), 'nothing was logged as an internal error');
 });
