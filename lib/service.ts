@@ -44,7 +44,7 @@ export interface Service {
   handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse>;
   /** Closes the database if the service opened it (a Database passed in stays open). */
   close(): void;
-  /** Resolves when background work has finished: the open write batch, then publishing to linked sources. */
+  /** Resolves when work in flight has finished: answers still being made, the open write batch, then publishing to linked sources. */
   idle(): Promise<void>;
 }
 
@@ -58,6 +58,7 @@ export function createService(options: ServiceOptions): Service {
   const { db, owned } = openDatabase(resolved.db);
   servedHandles.add(db);
   let closed = false;
+  const inFlight = new Set<Promise<ServiceResponse>>();
 
   const organisations = organisationStatements(db);
   const reads = taskReadStatements(db);
@@ -145,6 +146,10 @@ export function createService(options: ServiceOptions): Service {
       // A host still passing requests on while it shuts down: retry later, elsewhere.
       if (closed) return problemResponse('temporarily_unavailable', newTraceId(), { 'retry-after': '1' });
       const response = handle(request);
+      if (response instanceof Promise) {
+        inFlight.add(response);
+        void response.finally(() => inFlight.delete(response));
+      }
       // Failed publications are retried later, driven by traffic: no timer keeps the process busy.
       // The answer is already made: a failure here (a closed database, an embedder's clock that
       // throws) is the log's business, never the client's, and handle() must not throw.
@@ -156,10 +161,10 @@ export function createService(options: ServiceOptions): Service {
       return response;
     },
     async idle() {
-      // A write batch still open is committed (or rolled back) first: close() after idle() must
-      // not take acknowledged-to-be writes with it. Its publications are kicked once the writes'
-      // answers are made, a turn of the event loop later.
-      while (commits.open) await commits.settled();
+      // Answers still being made (a claim waiting on its source) and the open write batch finish
+      // first: close() after idle() must not pull the database from under them. Publications are
+      // kicked once the writes' answers are made, a turn of the event loop later.
+      while (inFlight.size > 0 || commits.open) await Promise.allSettled([...inFlight, commits.settled()]);
       await new Promise<void>((resolve) => setImmediate(resolve));
       await publisher.idle();
     },

@@ -212,3 +212,30 @@ t.test('ERRORS: idle() waits for the open write batch, so close() right after it
   t.equal(after.prepare("SELECT count(*) FROM notes WHERE text = 'in flight'").pluck().get(), 1, 'and committed before close()');
   after.close();
 });
+
+t.test('ERRORS: idle() also waits for answers still being made (a claim waiting on its source), so close() after it breaks none', async (t) => {
+  const path = join(t.testdir(), 'idle-claim.sqlite');
+  const fixture = baseFixture();
+  const task = fixture.tasks.find((candidate) => candidate['id'] === 1);
+  if (task === undefined) throw new Error('no task 1');
+  task['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const seed = new Database(path);
+  loadFixture(seed, fixture, { now: Date.parse(TEST_NOW) });
+  seed.close();
+  let answerSource: (facts: unknown) => void = () => undefined;
+  const tracker = { refresh: () => new Promise((resolve) => (answerSource = resolve)), publish: async () => ({ ref: 'r' }) };
+  const errors: Record<string, unknown>[] = [];
+  const service = createService({ db: path, clock: manualClock(TEST_NOW), sources: { tracker }, logger: { error: (entry) => errors.push(entry) } });
+  const headers = { authorization: `Bearer ${TOKENS.ada}` };
+  const etag = (await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers })).headers['etag'] ?? '';
+  const claim = service.handle({ method: 'POST', url: '/api/v1/tasks/1/claim', headers: { ...headers, 'if-match': etag, 'idempotency-key': 'c1' } });
+  let idle = false;
+  const idled = service.idle().then(() => (idle = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(idle, 'not idle while the claim waits for its source');
+  answerSource({ title: 'T-1' });
+  await idled;
+  service.close();
+  t.equal((await claim).status, 200, 'the claim was answered');
+  t.strictSame(errors, [], 'nothing failed on a closed database');
+});
