@@ -66,8 +66,9 @@ export function createService(options: ServiceOptions): Service {
   const claimRows = claimStatements(db);
   const assistance = assistanceStatements(db);
   const sources = sourceStatements(db);
+  const commits = groupCommit(db);
   const refresher = sourceRefresher({
-    db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger,
+    db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger, batches: commits,
   });
   const refresh = (items: readonly TaskSourceRow[]) => refresher.refresh(items, () => resolved.clock.now());
   const publisher = sourcePublisher({
@@ -84,7 +85,6 @@ export function createService(options: ServiceOptions): Service {
   };
 
   const snapshots = snapshotStatements(db);
-  const commits = groupCommit(db);
   const taskAccess = new EpochMemo<TaskAccess | null>();
   const handlers = operationHandlers({
     readCache: new ResponseCache(),

@@ -93,3 +93,16 @@ export function parsePublished(value: unknown): string | null {
   if (typeof ref === 'number') return String(ref);
   return null;
 }
+
+/**
+ * A provider's failure as text for the log. Provider code may reject with anything, including
+ * values that refuse to become strings (an object without a prototype, an Error whose message
+ * getter throws): describing the failure must not become a failure of its own.
+ */
+export function describeFailure(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    return 'a failure that cannot be described';
+  }
+}

@@ -1,7 +1,7 @@
 import type { Logger } from '../http/pipeline.js';
 import type { SourceStatements } from '../store/sources.js';
 import { formatUtc } from '../time/london.js';
-import { parsePublished, type SourceProvider } from './provider.js';
+import { describeFailure, parsePublished, type SourceProvider } from './provider.js';
 import { withDeadline } from './timeout.js';
 
 export interface PublisherOptions {
@@ -53,7 +53,7 @@ export function sourcePublisher(options: PublisherOptions) {
         logger.error({
           message: 'publishing an assistance request failed; it will be retried',
           stageId: publication.stageId, providerKey: publication.providerKey, attempt: publication.attempts + 1,
-          retryAtUtc: formatUtc(retryAt), error: error instanceof Error ? error.message : String(error),
+          retryAtUtc: formatUtc(retryAt), error: describeFailure(error),
         });
       }
     }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../http/pipeline.js';
+import type { GroupCommit } from '../store/group-commit.js';
 import type { Db } from '../store/open.js';
 import type { OrganisationStatements } from '../store/organisations.js';
 import type { SourceItemRow, SourceStatements } from '../store/sources.js';
 import { parseInstant } from '../time/london.js';
-import { parseSnapshot, type SourceProvider, type SourceSnapshot } from './provider.js';
+import { describeFailure, parseSnapshot, type SourceProvider, type SourceSnapshot } from './provider.js';
 import { withDeadline } from './timeout.js';
 
 export interface RefreshOptions {
@@ -14,6 +15,8 @@ export interface RefreshOptions {
   readonly providers: ReadonlyMap<string, SourceProvider>;
   readonly timeoutMs: number;
   readonly logger: Logger;
+  /** The service's group commit: providers are called only while no batch is open. */
+  readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
 }
 
 export interface RefreshResult {
@@ -47,6 +50,24 @@ export function sourceRefresher(options: RefreshOptions) {
   const { db, sources, organisations, providers } = options;
   const inFlight = new Map<number, Promise<SourceSnapshot | null>>();
 
+  /**
+   * The provider's answer as a snapshot, or null for a failure. Reading the answer is part of the
+   * call: a getter that throws (a lazily loaded record, say) fails this item, not the request.
+   */
+  async function readSnapshot(provider: SourceProvider, item: SourceItemRow): Promise<SourceSnapshot | null> {
+    let snapshot: SourceSnapshot | null;
+    try {
+      snapshot = parseSnapshot(await withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs));
+    } catch (error) {
+      options.logger.error({ message: 'source refresh failed', providerKey: item.providerKey, itemId: item.itemId, error: describeFailure(error) });
+      return null;
+    }
+    if (snapshot === null) {
+      options.logger.error({ message: 'source refresh returned no usable facts', providerKey: item.providerKey, itemId: item.itemId });
+    }
+    return snapshot;
+  }
+
   function fetchSnapshot(item: SourceItemRow): Promise<SourceSnapshot | null> {
     const running = inFlight.get(item.id);
     if (running !== undefined) return running;
@@ -55,24 +76,7 @@ export function sourceRefresher(options: RefreshOptions) {
       // Counts as failing (the task is not offered); the log says why, as for any other failure.
       options.logger.error({ message: 'source refresh failed', providerKey: item.providerKey, itemId: item.itemId, error: 'no provider is configured for this providerKey' });
     }
-    const call: Promise<SourceSnapshot | null> = provider === undefined
-      ? Promise.resolve(null)
-      : withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs).then(
-          (value) => {
-            const snapshot = parseSnapshot(value);
-            if (snapshot === null) {
-              options.logger.error({ message: 'source refresh returned no usable facts', providerKey: item.providerKey, itemId: item.itemId });
-            }
-            return snapshot;
-          },
-          (error: unknown) => {
-            options.logger.error({
-              message: 'source refresh failed', providerKey: item.providerKey, itemId: item.itemId,
-              error: error instanceof Error ? error.message : String(error),
-            });
-            return null;
-          },
-        );
+    const call = provider === undefined ? Promise.resolve(null) : readSnapshot(provider, item);
     const shared = call.finally(() => inFlight.delete(item.id));
     inFlight.set(item.id, shared);
     return shared;
@@ -132,6 +136,9 @@ export function sourceRefresher(options: RefreshOptions) {
   return {
     /** Refreshes the given items now and applies what came back. */
     async refresh(items: readonly SourceItemRow[], clock: () => number): Promise<RefreshResult> {
+      // Providers run outside any transaction of the service: a claim made while a write batch
+      // is open waits for its commit, so a provider never sees (or joins) uncommitted rows.
+      while (options.batches.open) await options.batches.settled();
       const unique = [...new Map(items.map((item) => [item.id, item])).values()];
       const outcomes = await Promise.all(unique.map(async (item): Promise<Outcome> => ({ item, snapshot: await fetchSnapshot(item) })));
       return apply.immediate(outcomes, clock());

@@ -174,3 +174,54 @@ t.test('SOURCES: an embedder provider that never settles and ignores the signal 
     'an item whose providerKey has no provider says so');
   t.notOk(logs.some((log) => /unexpected|internal/i.test(String(log.entry['message']))), 'nothing was logged as an internal error');
 });
+
+t.test('SOURCES: a provider answer whose reading throws, or a rejection that cannot be described, fails that item only', async (t) => {
+  let calls = 0;
+  const lazy: SourceProvider = {
+    refresh: async () => {
+      calls += 1;
+      return { title: 'ok', get replies(): never { throw new Error('lazy relation not loaded'); } };
+    },
+    publish: async () => ({ ref: 'r' }),
+  };
+  const odd: SourceProvider = {
+    refresh: () => Promise.reject(Object.create(null)),
+    publish: async () => ({ ref: 'r' }),
+  };
+  const { h, logs } = await sourceWorld(t, {
+    links: { 1: [{ providerKey: 'lazy', itemId: 'L-1' }], 3: [{ providerKey: 'odd', itemId: 'O-1' }] },
+    service: { sources: { lazy, odd } },
+  });
+  const list = await h.call('GET', `${API}/tasks/available`);
+  t.equal(list.status, 200, 'the offer list still answers');
+  t.strictSame(list.json.map((task: { id: number }) => task.id), [4, 8], 'only the two linked tasks are left out');
+  await h.call('GET', `${API}/tasks/available`);
+  t.equal(calls, 1, 'the failure is remembered like any other');
+  expectProblem(t, await claim(h, 1, await etagOf(h, 1)), 'source_unavailable', 'a claim of the lazy one');
+  expectProblem(t, await claim(h, 3, await etagOf(h, 3)), 'source_unavailable', 'a claim of the odd one');
+  t.ok(logs.some((log) => log.entry['itemId'] === 'L-1' && log.entry['error'] === 'lazy relation not loaded'), 'the getter\'s error is logged');
+  t.ok(logs.some((log) => log.entry['itemId'] === 'O-1' && log.entry['error'] === 'a failure that cannot be described'));
+  t.notOk(logs.some((log) => /unexpected/.test(String(log.entry['message']))), 'no internal error');
+});
+
+t.test('SOURCES: a claim made while a write batch is open calls its provider only after that batch has committed', async (t) => {
+  let inTransaction: boolean | undefined;
+  let db: Harness['db'] | undefined;
+  const watching: SourceProvider = {
+    refresh: async () => {
+      inTransaction = db?.inTransaction;
+      return { title: 'Watched' };
+    },
+    publish: async () => ({ ref: 'r' }),
+  };
+  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'watching', itemId: 'W-1' }] }, service: { sources: { watching } } });
+  db = h.db;
+  const version = workspaceVersion(h);
+  // Same turn of the event loop: the PATCH opens a batch, then the claim (naming the version the
+  // PATCH makes) passes its checks inside that batch and goes to refresh its source.
+  const patch = h.call('PATCH', `${API}/tasks/3`, { headers: { 'if-match': `"task-3-plan-${version}"` }, body: { sequence: 6 } });
+  const claimed = claim(h, 1, `"task-1-plan-${version + 1}"`, 'claim-in-batch');
+  t.equal((await patch).status, 204);
+  t.equal((await claimed).status, 200, 'the claim is granted');
+  t.equal(inTransaction, false, 'its provider ran outside any transaction');
+});
