@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
 import type { ServiceResponse } from '../lib/http/types.js';
-import { checkAdapterOptions, handleSafely, mountedUrl, observe, sendsBody, type Handler } from './shared.js';
+import { checkAdapterOptions, handleSafely, mountedResponse, mountedUrl, observe, sendsBody, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -87,12 +87,12 @@ export function toFetchHandler(service: Handler, options: FetchHandlerOptions = 
     const declared = Number(headers['content-length'] ?? 0);
     const { body, complete } =
       declared > MAX_BODY_BYTES ? { body: undefined, complete: request.body === null } : await readLimited(request);
-    const response = await handleSafely(service, {
+    const response = mountedResponse(await handleSafely(service, {
       method: request.method,
       url: mountedUrl(`${url.pathname}${url.search}`, prefix),
       headers,
       body,
-    });
+    }), prefix);
     observe(onResponse, response, request);
     return toResponse(response, !complete);
   };

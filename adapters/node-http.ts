@@ -6,7 +6,7 @@ import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { ConnectionAnswers } from './node-connections.js';
 import { hasRepeatedField, write } from './node-response.js';
-import { checkAdapterOptions, handleSafely, mountedUrl, observe, originForm, type Handler } from './shared.js';
+import { checkAdapterOptions, handleSafely, mountedResponse, mountedUrl, observe, originForm, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -74,8 +74,8 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
         headers: headersOf(req),
         body,
       });
-      if (result instanceof Promise) void result.then(answer);
-      else answer(result);
+      if (result instanceof Promise) void result.then((response) => answer(mountedResponse(response, prefix)));
+      else answer(mountedResponse(result, prefix));
     };
 
     if (declaredLength(req) > MAX_BODY_BYTES) {

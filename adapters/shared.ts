@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { problemResponse } from '../lib/http/problem.js';
+import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceRequest, ServiceResponse } from '../lib/http/types.js';
 
 /** Anything with the service's `handle`. */
@@ -63,6 +62,16 @@ export function mountedUrl(url: string, prefix: string): string {
   return '/';
 }
 
+/**
+ * The answer as seen from outside the mount: a `Location` the core gives as a path
+ * (`/api/v1/human-requests/8`) gets the prefix, so a client following it stays inside the mount.
+ */
+export function mountedResponse(response: ServiceResponse, prefix: string): ServiceResponse {
+  const location = response.headers['location'];
+  if (prefix === '' || location === undefined || !location.startsWith('/')) return response;
+  return { ...response, headers: { ...response.headers, location: `${prefix}${location}` } };
+}
+
 /** A 204 or 304 carries no body, whatever the response object says. */
 export function sendsBody(status: number): boolean {
   return status !== 204 && status !== 304;
@@ -70,7 +79,7 @@ export function sendsBody(status: number): boolean {
 
 /** Only reached if handle() itself breaks its promise never to throw: the core's own 500. */
 export function internalErrorResponse(): ServiceResponse {
-  return problemResponse('internal_error', randomUUID().replaceAll('-', ''));
+  return problemResponse('internal_error', newTraceId());
 }
 
 /** Calls `handle()`, turning a throw or a rejection into the core's 500. */
