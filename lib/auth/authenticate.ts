@@ -21,9 +21,15 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** How many verified credentials a service keeps in memory (a full cache starts over). */
 export const CREDENTIAL_CACHE_SIZE = 10_000;
 
+/** The token of an `Authorization: Bearer <token>` header (any case of the scheme, any spaces). */
+function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+}
+
 /**
- * `authenticate` with verified credentials kept in memory, keyed by the token itself so a hit
- * costs neither the hash nor the query. An entry holds only while the credential generation it
+ * `authenticate` with verified credentials kept in memory, keyed by the token itself (not the
+ * header, whose scheme case and padding a client may vary at will, each variant an entry of up
+ * to a header's size) so a hit costs neither the hash nor the query. An entry holds only while the credential generation it
  * was verified under is current: any change to clients, scopes, staff or organisations, by any
  * connection, moves the generation, so a revocation takes effect on the next request. Failures
  * are never cached.
@@ -31,15 +37,16 @@ export const CREDENTIAL_CACHE_SIZE = 10_000;
 export function cachedAuthenticator(clients: ClientStatements, maxEntries = CREDENTIAL_CACHE_SIZE) {
   const verified = new Map<string, { readonly principal: Principal; readonly generation: number }>();
   return (authorization: string | undefined, generation: number, cacheable: boolean): Principal => {
-    if (authorization !== undefined) {
-      const hit = verified.get(authorization);
+    const token = bearerToken(authorization);
+    if (token !== undefined) {
+      const hit = verified.get(token);
       if (hit !== undefined && hit.generation === generation) return hit.principal;
     }
-    const principal = authenticate(authorization, clients);
+    const principal = principalOf(token, clients);
     // `cacheable` is false when the generation may be uncommitted (SnapshotStatements.credentialsCommitted).
-    if (cacheable && authorization !== undefined) {
+    if (cacheable && token !== undefined) {
       if (verified.size >= maxEntries) verified.clear();
-      verified.set(authorization, { principal, generation });
+      verified.set(token, { principal, generation });
     }
     return principal;
   };
@@ -50,8 +57,10 @@ export function cachedAuthenticator(clients: ClientStatements, maxEntries = CRED
  * caller cannot learn whether a token exists, is revoked or has an inactive sponsor.
  */
 export function authenticate(authorization: string | undefined, clients: ClientStatements): Principal {
-  const match = authorization === undefined ? null : BEARER.exec(authorization);
-  const token = match?.[1];
+  return principalOf(bearerToken(authorization), clients);
+}
+
+function principalOf(token: string | undefined, clients: ClientStatements): Principal {
   if (token === undefined) throw new ServiceError('authentication_failed', 'missing or malformed bearer credential');
   const row = clients.credentialByTokenHash(hashToken(token));
   if (row === undefined) throw new ServiceError('authentication_failed', 'unknown credential');
