@@ -127,6 +127,7 @@ export function createService(options: ServiceOptions): Service {
     clients: clientStatements(db),
     snapshots,
     batches: commits,
+    closed: () => closed,
     limiter: new FixedWindowRateLimiter(resolved.rateLimit),
     clock: resolved.clock,
     logger: resolved.logger,

@@ -56,6 +56,8 @@ export interface PipelineDependencies {
   readonly snapshots: SnapshotStatements;
   /** The write batch whose uncommitted rows no answer may show before they are durable. */
   readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
+  /** True once the service is closed: what is still being answered then gets 503, not a 500. */
+  readonly closed?: () => boolean;
   readonly limiter: FixedWindowRateLimiter;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -118,6 +120,9 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     } catch {
       method = undefined;
     }
+    // An answer that outlived close() (a read queued behind the last batch, a source refresh
+    // finishing late) found the database gone: shutting down is no internal error.
+    if (deps.closed?.() === true) return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
     const transient = transientDatabaseFailure(error);
     if (transient !== null) {
       // The transaction was rolled back, so nothing was applied; the operator has a line to act on.

@@ -239,3 +239,28 @@ t.test('ERRORS: idle() also waits for answers still being made (a claim waiting 
   t.equal((await claim).status, 200, 'the claim was answered');
   t.strictSame(errors, [], 'nothing failed on a closed database');
 });
+
+t.test('ERRORS: an answer that outlives close() (a claim whose source answers late) is 503 temporarily_unavailable, and nothing is logged', async (t) => {
+  const path = join(t.testdir(), 'late.sqlite');
+  const fixture = baseFixture();
+  const task = fixture.tasks.find((candidate) => candidate['id'] === 1);
+  if (task === undefined) throw new Error('no task 1');
+  task['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const seed = new Database(path);
+  loadFixture(seed, fixture, { now: Date.parse(TEST_NOW) });
+  seed.close();
+  let answerSource: (facts: unknown) => void = () => undefined;
+  const tracker = { refresh: () => new Promise((resolve) => (answerSource = resolve)), publish: async () => ({ ref: 'r' }) };
+  const errors: Record<string, unknown>[] = [];
+  const service = createService({ db: path, clock: manualClock(TEST_NOW), sources: { tracker }, logger: { error: (entry) => errors.push(entry) } });
+  const headers = { authorization: `Bearer ${TOKENS.ada}` };
+  const etag = (await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers })).headers['etag'] ?? '';
+  const claim = service.handle({ method: 'POST', url: '/api/v1/tasks/1/claim', headers: { ...headers, 'if-match': etag, 'idempotency-key': 'c1' } });
+  await new Promise((resolve) => setImmediate(resolve));
+  service.close();
+  answerSource({ title: 'T-1' });
+  const answer = await claim;
+  expectProblem(t, answer, 'temporarily_unavailable');
+  t.equal(answer.headers['retry-after'], '1');
+  t.strictSame(errors, [], 'no unexpected error is logged');
+});
