@@ -272,3 +272,19 @@ t.test('FIXTURE: a second live lease on a task is rejected; an expired one besid
   t.doesNotThrow(() => loadFixture(db, fixture), 'an expired lease does not count');
   t.doesNotThrow(() => loadFixture(db, fixture), 'and a reload re-seeds the same live lease');
 });
+
+t.test('FIXTURE: a string holding a lone surrogate is refused at its path, as the file reader refuses it', async (t) => {
+  expectFixtureError(t, (f) => { f.tasks[0]!['title'] = 'x\ud800'; }, 'tasks[0].title');
+  expectFixtureError(t, (f) => { f.staff[1]!['name'] = 'a\udc00b'; }, 'staff[1].name');
+  const db = freshDb();
+  const fixture = baseFixture();
+  fixture.tasks[0]!['title'] = 'pair \ud83d\ude00 kept';
+  loadFixture(db, fixture);
+  t.equal(db.prepare('SELECT title FROM tasks WHERE id = 1').pluck().get(), 'pair \ud83d\ude00 kept', 'a surrogate pair is fine');
+});
+
+t.test('FIXTURE: options.now must be epoch milliseconds', async (t) => {
+  for (const now of [Number.NaN, Number.POSITIVE_INFINITY, -1]) {
+    t.throws(() => loadFixture(freshDb(), baseFixture(), { now }), new TypeError('loadFixture: options.now must be epoch milliseconds'), String(now));
+  }
+});
