@@ -1,7 +1,7 @@
 export { createService, type Service } from './service.js';
 export type { ServiceOptions } from './options.js';
-export type { SourceProvider, SourceSnapshot, SourceReply, PublishRequest } from './sources/provider.js';
-export { httpSourceProvider } from './sources/http-provider.js';
+export type { ProviderItem, ProviderPublication, ProviderReply, PublishRequest, SourceProvider, SourceReply, SourceSnapshot } from './sources/provider.js';
+export { httpSourceProvider, type HttpSourceProvider } from './sources/http-provider.js';
 export type { ServiceRequest, ServiceResponse, HeaderValue } from './http/types.js';
 export type { Logger } from './http/pipeline.js';
 export { systemClock, manualClock, type Clock, type ManualClock } from './time/clock.js';

@@ -1,4 +1,4 @@
-import type { PublishRequest, SourceProvider } from './provider.js';
+import type { ProviderItem, ProviderPublication, PublishRequest, SourceProvider } from './provider.js';
 
 export const HTTP_SOURCE_TIMEOUT_MS = 5000;
 /** Decoded bytes (after any Content-Encoding): facts and replies fit easily; a runaway body does not. */
@@ -19,6 +19,12 @@ async function readJson(response: Response, limit: number): Promise<unknown> {
   return JSON.parse(new TextDecoder().decode(Buffer.concat(chunks)));
 }
 
+/** The built-in provider: always asynchronous. */
+export interface HttpSourceProvider extends SourceProvider {
+  refresh(itemId: string, signal: AbortSignal): Promise<ProviderItem>;
+  publish(itemId: string, request: PublishRequest, signal: AbortSignal): Promise<ProviderPublication>;
+}
+
 /**
  * The built-in `http` provider (contract 9): `refresh` is `GET {base}{encodeURIComponent(itemId)}`
  * expecting 200 JSON; `publish` is `POST {base}{encodeURIComponent(itemId)}/requests` expecting
@@ -26,7 +32,7 @@ async function readJson(response: Response, limit: number): Promise<unknown> {
  * fetch, so no connection settings or credentials of the source ever pass through the service's
  * data: they stay in the base URL the operator configured.
  */
-export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}): SourceProvider {
+export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}): HttpSourceProvider {
   const url = URL.canParse(String(baseUrl)) ? new URL(String(baseUrl)) : null;
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new TypeError('httpSourceProvider: baseUrl must be an http: or https: URL');
@@ -54,14 +60,16 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
     return readJson(response, maxBodyBytes);
   }
 
+  // The source's JSON is passed on unchecked: the service checks every value of a provider's answer.
   return {
-    refresh: (itemId, signal) => call(`${base}${encodeURIComponent(itemId)}`, { method: 'GET' }, signal, (status) => status === 200),
+    refresh: (itemId, signal) =>
+      call(`${base}${encodeURIComponent(itemId)}`, { method: 'GET' }, signal, (status) => status === 200) as Promise<ProviderItem>,
     publish: (itemId, request: PublishRequest, signal) =>
       call(
         `${base}${encodeURIComponent(itemId)}/requests`,
         { method: 'POST', body: JSON.stringify(request) },
         signal,
         (status) => status >= 200 && status < 300,
-      ),
+      ) as Promise<ProviderPublication>,
   };
 }

@@ -30,11 +30,38 @@ export interface PublishRequest {
   readonly priority: 'critical' | 'high' | 'normal' | 'low';
 }
 
+/**
+ * What a provider's `refresh` gives: the item's facts and any new replies. Members beyond these
+ * are ignored; the service checks every value again at run time (a provider's data is untrusted),
+ * so this type is the provider author's guide, not the service's only guard.
+ */
+export interface ProviderItem {
+  readonly title: string;
+  readonly description?: string | null;
+  readonly businessStatus?: string | null;
+  readonly replies?: readonly ProviderReply[] | null;
+}
+
+/** A reply on the item; one whose `inReplyTo` is the `ref` of a published request answers it. */
+export interface ProviderReply {
+  readonly id: string | number;
+  readonly inReplyTo?: string | number | null;
+  readonly author?: string | null;
+  readonly text: string;
+  /** utc-date-time with `Z` or an offset; the time of receipt when absent or unreadable. */
+  readonly createdUtc?: string | null;
+}
+
+/** What a provider's `publish` gives: an opaque reference its replies will name in `inReplyTo`. */
+export interface ProviderPublication {
+  readonly ref: string | number;
+}
+
 export interface SourceProvider {
   /** The item's current facts and replies; reject (or throw) when it cannot be read. */
-  refresh(itemId: string, signal: AbortSignal): Promise<unknown>;
+  refresh(itemId: string, signal: AbortSignal): Promise<ProviderItem> | ProviderItem;
   /** Posts an assistance request to the item; resolves to `{ ref }`, an opaque reference. */
-  publish(itemId: string, request: PublishRequest, signal: AbortSignal): Promise<unknown>;
+  publish(itemId: string, request: PublishRequest, signal: AbortSignal): Promise<ProviderPublication> | ProviderPublication;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

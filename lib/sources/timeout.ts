@@ -5,7 +5,7 @@
  * past the deadline before the timer gets its turn.
  */
 export function withDeadline<T>(
-  work: (signal: AbortSignal) => Promise<T>,
+  work: (signal: AbortSignal) => Promise<T> | T,
   timeoutMs: number,
   now: () => number = () => performance.now(),
 ): Promise<T> {

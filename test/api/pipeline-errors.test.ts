@@ -222,8 +222,8 @@ t.test('ERRORS: idle() also waits for answers still being made (a claim waiting 
   const seed = new Database(path);
   loadFixture(seed, fixture, { now: Date.parse(TEST_NOW) });
   seed.close();
-  let answerSource: (facts: unknown) => void = () => undefined;
-  const tracker = { refresh: () => new Promise((resolve) => (answerSource = resolve)), publish: async () => ({ ref: 'r' }) };
+  let answerSource: (facts: { title: string }) => void = () => undefined;
+  const tracker = { refresh: () => new Promise<{ title: string }>((resolve) => (answerSource = resolve)), publish: async () => ({ ref: 'r' }) };
   const errors: Record<string, unknown>[] = [];
   const service = createService({ db: path, clock: manualClock(TEST_NOW), sources: { tracker }, logger: { error: (entry) => errors.push(entry) } });
   const headers = { authorization: `Bearer ${TOKENS.ada}` };
@@ -249,8 +249,8 @@ t.test('ERRORS: an answer that outlives close() (a claim whose source answers la
   const seed = new Database(path);
   loadFixture(seed, fixture, { now: Date.parse(TEST_NOW) });
   seed.close();
-  let answerSource: (facts: unknown) => void = () => undefined;
-  const tracker = { refresh: () => new Promise((resolve) => (answerSource = resolve)), publish: async () => ({ ref: 'r' }) };
+  let answerSource: (facts: { title: string }) => void = () => undefined;
+  const tracker = { refresh: () => new Promise<{ title: string }>((resolve) => (answerSource = resolve)), publish: async () => ({ ref: 'r' }) };
   const errors: Record<string, unknown>[] = [];
   const service = createService({ db: path, clock: manualClock(TEST_NOW), sources: { tracker }, logger: { error: (entry) => errors.push(entry) } });
   const headers = { authorization: `Bearer ${TOKENS.ada}` };

@@ -141,10 +141,11 @@ t.test('SOURCES: an embedder provider that never settles and ignores the signal 
       throw new Error('provider bug');
     },
   };
-  const nonsense: SourceProvider = {
+  // Not what the type asks for: the service checks a provider's answer at run time too.
+  const nonsense = {
     refresh: async () => ({ title: 42, description: 'not facts' }),
     publish: async () => ({}),
-  };
+  } as unknown as SourceProvider;
   const { h, logs } = await sourceWorld(t, {
     links: {
       4: [{ providerKey: 'hanging', itemId: 'H-1' }],

@@ -16,7 +16,7 @@ const RATE_MESSAGE = 'createService: options.rateLimit must be an integer from 1
 const SOURCES_MESSAGE = 'createService: options.sources must be an object mapping provider keys to providers';
 const LOGGER_MESSAGE = 'createService: options.logger must be an object with an error() method (info() and debug() optional)';
 
-const provider = { refresh: async () => ({}), publish: async () => ({}) };
+const provider = { refresh: async () => ({ title: 'x' }), publish: async () => ({ ref: 'r' }) };
 
 function expectTypeError(tt: TapTest, options: unknown, message: string, what: string): void {
   let thrown: unknown;
