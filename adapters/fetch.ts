@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
 import type { ServiceResponse } from '../lib/http/types.js';
-import { checkAdapterOptions, handleSafely, mountedResponse, mountedUrl, observe, sendsBody, type Handler } from './shared.js';
+import { checkAdapterOptions, handleSafely, internalErrorResponse, mountedResponse, mountedUrl, observe, sendsBody, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -82,6 +82,13 @@ export function toFetchHandler(service: Handler, options: FetchHandlerOptions = 
   const { onResponse } = options;
 
   return async (request) => {
+    // Middleware before us read the body: it can never arrive. A host mistake, answered as the
+    // node adapter answers it (a problem+json 500 the host's onResponse sees), not a rejection.
+    if (request.bodyUsed || request.body?.locked === true) {
+      const refused = internalErrorResponse();
+      observe(onResponse, refused, request);
+      return toResponse(refused, false);
+    }
     const url = new URL(request.url);
     const headers = headerRecord(request.headers);
     const declared = Number(headers['content-length'] ?? 0);

@@ -189,3 +189,17 @@ t.test('a body that fails while being read rejects (the client went away)', asyn
   await tt.rejects(toFetchHandler(recorder)(new Request(`${ORIGIN}/x`, { method: 'POST', body: stream, duplex: 'half' })), /connection reset/);
   tt.equal(recorder.seen.length, 0, 'handle() was not called');
 });
+
+t.test('a Request whose body middleware already read is a problem+json 500 the host hears of, not a rejection', async (tt) => {
+  const recorder = recording({ handle: () => ({ status: 204, headers: {} }) });
+  const seen: number[] = [];
+  const handler = toFetchHandler(recorder, { onResponse: (response) => seen.push(response.status) });
+  const request = new Request(`${ORIGIN}/api/v1/tasks/1/notes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"hi"}' });
+  await request.text();
+  const response = await handler(request);
+  tt.equal(response.status, 500);
+  tt.equal(response.headers.get('content-type'), 'application/problem+json');
+  tt.match(await response.json(), { code: 'internal_error' });
+  tt.strictSame(seen, [500]);
+  tt.equal(recorder.seen.length, 0, 'handle() never saw a request without its body');
+});
