@@ -2,6 +2,7 @@ import t from 'tap';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { harness } from '../helpers/service.js';
+import type { TapTest } from '../helpers/api.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
 import { expectProblem, TRACE_ID } from '../helpers/expect-problem.js';
 import type { ErrorCode } from '../../lib/domain/errors.js';
@@ -213,8 +214,12 @@ t.test('ERRORS: idle() waits for the open write batch, so close() right after it
   after.close();
 });
 
-t.test('ERRORS: idle() also waits for answers still being made (a claim waiting on its source), so close() after it breaks none', async (t) => {
-  const path = join(t.testdir(), 'idle-claim.sqlite');
+/**
+ * A service on a file whose task 1 is linked to a source that answers only when told, and a claim
+ * of task 1 sent and left waiting for that source.
+ */
+async function claimWaitingOnSource(t: TapTest, file: string) {
+  const path = join(t.testdir(), file);
   const fixture = baseFixture();
   const task = fixture.tasks.find((candidate) => candidate['id'] === 1);
   if (task === undefined) throw new Error('no task 1');
@@ -229,11 +234,17 @@ t.test('ERRORS: idle() also waits for answers still being made (a claim waiting 
   const headers = { authorization: `Bearer ${TOKENS.ada}` };
   const etag = (await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers })).headers['etag'] ?? '';
   const claim = service.handle({ method: 'POST', url: '/api/v1/tasks/1/claim', headers: { ...headers, 'if-match': etag, 'idempotency-key': 'c1' } });
+  await new Promise((resolve) => setImmediate(resolve));
+  return { service, claim, errors, answerSource: () => answerSource({ title: 'T-1' }) };
+}
+
+t.test('ERRORS: idle() also waits for answers still being made (a claim waiting on its source), so close() after it breaks none', async (t) => {
+  const { service, claim, errors, answerSource } = await claimWaitingOnSource(t, 'idle-claim.sqlite');
   let idle = false;
   const idled = service.idle().then(() => (idle = true));
   await new Promise((resolve) => setImmediate(resolve));
   t.notOk(idle, 'not idle while the claim waits for its source');
-  answerSource({ title: 'T-1' });
+  answerSource();
   await idled;
   service.close();
   t.equal((await claim).status, 200, 'the claim was answered');
@@ -241,24 +252,9 @@ t.test('ERRORS: idle() also waits for answers still being made (a claim waiting 
 });
 
 t.test('ERRORS: an answer that outlives close() (a claim whose source answers late) is 503 temporarily_unavailable, and nothing is logged', async (t) => {
-  const path = join(t.testdir(), 'late.sqlite');
-  const fixture = baseFixture();
-  const task = fixture.tasks.find((candidate) => candidate['id'] === 1);
-  if (task === undefined) throw new Error('no task 1');
-  task['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
-  const seed = new Database(path);
-  loadFixture(seed, fixture, { now: Date.parse(TEST_NOW) });
-  seed.close();
-  let answerSource: (facts: { title: string }) => void = () => undefined;
-  const tracker = { refresh: () => new Promise<{ title: string }>((resolve) => (answerSource = resolve)), publish: async () => ({ ref: 'r' }) };
-  const errors: Record<string, unknown>[] = [];
-  const service = createService({ db: path, clock: manualClock(TEST_NOW), sources: { tracker }, logger: { error: (entry) => errors.push(entry) } });
-  const headers = { authorization: `Bearer ${TOKENS.ada}` };
-  const etag = (await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers })).headers['etag'] ?? '';
-  const claim = service.handle({ method: 'POST', url: '/api/v1/tasks/1/claim', headers: { ...headers, 'if-match': etag, 'idempotency-key': 'c1' } });
-  await new Promise((resolve) => setImmediate(resolve));
+  const { service, claim, errors, answerSource } = await claimWaitingOnSource(t, 'late.sqlite');
   service.close();
-  answerSource({ title: 'T-1' });
+  answerSource();
   const answer = await claim;
   expectProblem(t, answer, 'temporarily_unavailable');
   t.equal(answer.headers['retry-after'], '1');
