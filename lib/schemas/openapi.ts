@@ -107,7 +107,7 @@ const HEADERS: Record<string, JsonObject> = {
   'WWW-Authenticate': { description: 'Always Bearer.', schema: { type: 'string', enum: ['Bearer'] } },
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
   'Retry-After': {
-    description: 'Whole seconds to wait, at least 1. 429: to the end of the rate-limit window. 503 temporarily_unavailable: 1 (the database was busy). 503 source_unavailable: how long the failure keeps the task out of GET /tasks/available (15 by default).',
+    description: 'Whole seconds to wait, at least 1. 429: to the end of the rate-limit window. 503 temporarily_unavailable: 1 (the database was busy or full, or the service is shutting down). 503 source_unavailable: how long the failure keeps the task out of GET /tasks/available (15 by default).',
     schema: { type: 'integer', minimum: 1 },
   },
   ETag: { description: 'On task reads and writes the quoted task ETag (equal to the etag field); on Incoming actions the quoted new revision.', schema: { type: 'string' } },
