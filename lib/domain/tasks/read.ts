@@ -121,7 +121,8 @@ export function taskReads(deps: TaskReadDependencies) {
       const resource = resourceId(principal);
       const waiting = () => reads.unfinishedForResource(resource, now).filter(isBlocked);
       const rows = waiting();
-      const items = [...(rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id))), ...deps.sources.expectingReplies(resource)];
+      const listed = rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id));
+      const items = [...listed, ...deps.sources.expectingReplies(resource)];
       const stale = items.filter(isStale(now));
       if (stale.length === 0) return views(principal, rows, false, now, freshUntil(items));
       // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
