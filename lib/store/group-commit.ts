@@ -27,6 +27,8 @@ interface Batch {
   readonly waiting: Waiting[];
   readonly ended: Promise<boolean>;
   readonly end: (committed: boolean) => void;
+  /** Set once the batch is over, committed or not: its scheduled flush then does nothing. */
+  over: boolean;
 }
 
 /**
@@ -44,26 +46,35 @@ export function groupCommit(db: Db): GroupCommit {
     const ended = new Promise<boolean>((resolve) => {
       end = resolve;
     });
-    const opened: Batch = { waiting: [], ended, end };
+    const opened: Batch = { waiting: [], ended, end, over: false };
     setImmediate(() => flush(opened));
     return opened;
   }
 
-  function flush(ending: Batch): void {
+  /** Ends a batch that is no more, telling every write that joined it: nothing of it was kept. */
+  function abandon(ending: Batch, error: unknown): void {
     // Closed before anyone is told: what they run next must not join (or wait for) this batch.
-    batch = null;
+    if (batch === ending) batch = null;
+    ending.over = true;
+    try {
+      if (db.inTransaction) db.exec('ROLLBACK');
+    } catch {
+      // The connection is beyond saving; every write of the batch is refused below.
+    }
+    for (const write of ending.waiting) write.reject(error);
+    ending.end(false);
+  }
+
+  function flush(ending: Batch): void {
+    if (ending.over) return;
     try {
       db.exec('COMMIT');
     } catch (error) {
-      try {
-        if (db.inTransaction) db.exec('ROLLBACK');
-      } catch {
-        // The connection is beyond saving; every write of the batch is refused below.
-      }
-      for (const write of ending.waiting) write.reject(error);
-      ending.end(false);
+      abandon(ending, error);
       return;
     }
+    if (batch === ending) batch = null;
+    ending.over = true;
     for (const write of ending.waiting) write.resolve();
     ending.end(true);
   }
@@ -76,6 +87,10 @@ export function groupCommit(db: Db): GroupCommit {
         current = batch ?? (batch = openBatch());
         value = work();
       } catch (error) {
+        // Some failures (a full disk, an I/O error) make SQLite roll back the whole transaction,
+        // not just this write's savepoint: the batch is gone with every write that joined it, and
+        // a write run now would commit on its own, outside any batch.
+        if (batch !== null && !db.inTransaction) abandon(batch, error);
         return Promise.reject(error);
       }
       return new Promise<T>((resolve, reject) => {

@@ -86,3 +86,27 @@ t.test('DATABASE FULL: a write that finds no room gives 503 temporarily_unavaila
   t.equal(retried.status, 204, 'the same request succeeds once there is room (no receipt was kept)');
   t.notOk(retried.headers['idempotent-replayed']);
 });
+
+t.test('DATABASE FULL: a write that makes SQLite roll back the whole batch takes the batch\'s other writes with it, all answered 503; later writes start a new batch', async (t) => {
+  const h = harness({ defaultToken: TOKENS.ada });
+  t.teardown(() => h.service.close());
+  const gus = { token: TOKENS.otherOrg };
+  const globex = (await h.call('GET', `${API}/tasks/90`, gus)).headers['etag'];
+  const acme = (await h.call('GET', `${API}/tasks/3`)).headers['etag'];
+  h.db.pragma(`max_page_count = ${h.db.pragma('page_count', { simple: true }) as number}`);
+  const note = (text: string) => ({ text });
+  // One turn of the event loop: Globex's small note opens the batch, Ada's big one overflows it.
+  const first = h.call('POST', `${API}/tasks/90/notes`, { ...gus, headers: { 'if-match': globex }, body: note('first') });
+  const big = h.call('POST', `${API}/tasks/3/notes`, { headers: { 'if-match': acme }, body: note('x'.repeat(20000)) });
+  const third = h.call('POST', `${API}/tasks/90/notes`, { ...gus, headers: { 'if-match': globex }, body: note('third') });
+  const [firstAnswer, bigAnswer, thirdAnswer] = await Promise.all([first, big, third]);
+  expectProblem(t, firstAnswer, 'temporarily_unavailable', 'the write that shared the rolled-back batch');
+  expectProblem(t, bigAnswer, 'temporarily_unavailable', 'the write that found no room');
+  const texts = () => h.db.prepare('SELECT text FROM notes WHERE task_id = 90').pluck().all();
+  t.notOk(texts().includes('first'), 'the first note is not kept');
+  // The third ran after the rollback, in a batch of its own: answered as it was kept.
+  t.equal(thirdAnswer.status === 204, texts().includes('third'), `the third answered ${thirdAnswer.status} and is ${texts().includes('third') ? '' : 'not '}kept`);
+  t.notOk(h.errors.some((entry) => entry['message'] === 'unexpected error'), 'no 500');
+  h.db.pragma('max_page_count = 1073741823');
+  t.notOk(h.db.inTransaction, 'no batch is left open');
+});
