@@ -69,6 +69,7 @@ export function createService(options: ServiceOptions): Service {
   const commits = groupCommit(db);
   const refresher = sourceRefresher({
     db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger, batches: commits,
+    closed: () => closed,
   });
   const refresh = (items: readonly TaskSourceRow[]) => refresher.refresh(items, () => resolved.clock.now());
   const publisher = sourcePublisher({
@@ -114,7 +115,7 @@ export function createService(options: ServiceOptions): Service {
     claims: claimUseCases({ reads, claims: claimRows, allocation }),
     mutations: mutationRunner({
       db, commits, receipts: receiptStatements(db), organisations, claims: claimRows,
-      incomingRevision: (id) => assistance.incoming(id)?.revision,
+      incomingRevision: (id) => assistance.incoming(id)?.revision, closed: () => closed,
     }),
     assistance: assistanceRequests(assistance, publications, (row, now) => remainingMinutesFor(calendars, row.assignedHumanId, now).humanRequest(row)),
     publisher,

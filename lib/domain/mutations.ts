@@ -49,6 +49,8 @@ export interface MutationDependencies {
   readonly claims: ClaimStatements;
   /** The current revision of an Incoming item (bare UUID), for Incoming actions. */
   readonly incomingRevision: (incomingId: number) => string | undefined;
+  /** True once the service is closed: a write still under way (a claim back from its source) stops. */
+  readonly closed?: () => boolean;
 }
 
 /** Step 9 for one kind of target: the task ETag (task writes) or the Incoming revision. */
@@ -189,6 +191,7 @@ export function mutationRunner(deps: MutationDependencies) {
   return {
     /** Answers once the write is durable (after its group commit). */
     run(request: WriteRequest, apply: () => MutationOutcome): ServiceResponse | Promise<ServiceResponse> {
+      if (deps.closed?.() === true) throw new ServiceError('temporarily_unavailable', 'the service is closed');
       const work = () => execute.immediate(request, apply) as ServiceResponse;
       return deps.commits === undefined ? work() : deps.commits.run(work);
     },

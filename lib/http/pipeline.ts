@@ -158,6 +158,9 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
    * cannot join it, as writes do, since a read does not change anything to commit.
    */
   return function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
+    // Also for a read that waited for the last batch: after close() the connection may be another
+    // service's (a Database passed in), and nothing may run on it any more.
+    if (deps.closed?.() === true) return problemResponse('temporarily_unavailable', newTraceId(), { 'retry-after': '1' });
     if (deps.batches.open && isRead(request)) return deps.batches.settled().then(() => handle(request));
     const response = answer(request);
     return response instanceof Promise ? response.then(afterBatch) : afterBatch(response);

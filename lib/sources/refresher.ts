@@ -17,6 +17,8 @@ export interface RefreshOptions {
   readonly logger: Logger;
   /** The service's group commit: providers are called only while no batch is open. */
   readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
+  /** True once the service is closed: what a refresh brings back is then not recorded. */
+  readonly closed: () => boolean;
 }
 
 export interface RefreshResult {
@@ -141,6 +143,8 @@ export function sourceRefresher(options: RefreshOptions) {
       while (options.batches.open) await options.batches.settled();
       const unique = [...new Map(items.map((item) => [item.id, item])).values()];
       const outcomes = await Promise.all(unique.map(async (item): Promise<Outcome> => ({ item, snapshot: await fetchSnapshot(item) })));
+      // The service may have been closed while the providers answered: its connection is not to be written.
+      if (options.closed()) throw new Error('the service was closed during a source refresh');
       return apply.immediate(outcomes, clock());
     },
   };

@@ -218,7 +218,7 @@ t.test('ERRORS: idle() waits for the open write batch, so close() right after it
  * A service on a file whose task 1 is linked to a source that answers only when told, and a claim
  * of task 1 sent and left waiting for that source.
  */
-async function claimWaitingOnSource(t: TapTest, file: string) {
+async function claimWaitingOnSource(t: TapTest, file: string, handOver = false) {
   const path = join(t.testdir(), file);
   const fixture = baseFixture();
   const task = fixture.tasks.find((candidate) => candidate['id'] === 1);
@@ -230,12 +230,15 @@ async function claimWaitingOnSource(t: TapTest, file: string) {
   let answerSource: (facts: { title: string }) => void = () => undefined;
   const tracker = { refresh: () => new Promise<{ title: string }>((resolve) => (answerSource = resolve)), publish: async () => ({ ref: 'r' }) };
   const errors: Record<string, unknown>[] = [];
-  const service = createService({ db: path, clock: manualClock(TEST_NOW), sources: { tracker }, logger: { error: (entry) => errors.push(entry) } });
+  // `handOver`: the service gets an open Database (which close() leaves open) instead of the path.
+  const db = handOver ? new Database(path) : path;
+  if (typeof db !== 'string') t.teardown(() => db.close());
+  const service = createService({ db, clock: manualClock(TEST_NOW), sources: { tracker }, logger: { error: (entry) => errors.push(entry) } });
   const headers = { authorization: `Bearer ${TOKENS.ada}` };
   const etag = (await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers })).headers['etag'] ?? '';
   const claim = service.handle({ method: 'POST', url: '/api/v1/tasks/1/claim', headers: { ...headers, 'if-match': etag, 'idempotency-key': 'c1' } });
   await new Promise((resolve) => setImmediate(resolve));
-  return { service, claim, errors, answerSource: () => answerSource({ title: 'T-1' }) };
+  return { service, claim, errors, answerSource: () => answerSource({ title: 'T-1' }), db };
 }
 
 t.test('ERRORS: idle() also waits for answers still being made (a claim waiting on its source), so close() after it breaks none', async (t) => {
@@ -259,4 +262,18 @@ t.test('ERRORS: an answer that outlives close() (a claim whose source answers la
   expectProblem(t, answer, 'temporarily_unavailable');
   t.equal(answer.headers['retry-after'], '1');
   t.strictSame(errors, [], 'no unexpected error is logged');
+});
+
+t.test('ERRORS: after close() work still under way writes nothing, also on a Database passed in that a new service now uses', async (t) => {
+  const { service, claim, errors, answerSource, db } = await claimWaitingOnSource(t, 'handed-over.sqlite', true);
+  if (typeof db === 'string') throw new Error('expected a Database');
+  service.close();
+  const next = createService({ db, clock: manualClock(TEST_NOW) });
+  t.teardown(() => next.close());
+  answerSource();
+  expectProblem(t, await claim, 'temporarily_unavailable', 'the old service\'s claim');
+  t.equal(db.prepare('SELECT count(*) FROM claims WHERE task_id = 1').pluck().get(), 0, 'no lease was taken');
+  t.equal(db.prepare("SELECT count(*) FROM source_items WHERE last_attempt_utc IS NOT NULL").pluck().get(), 0, 'nor the refresh recorded');
+  t.notOk(db.inTransaction);
+  t.strictSame(errors, []);
 });
