@@ -17,11 +17,15 @@ export type JsonReadFailure =
   | 'duplicate_member'
   | 'too_deep'
   | 'number_out_of_range'
-  | 'lone_surrogate';
+  | 'lone_surrogate'
+  | 'nul_character';
 
 export type JsonReadResult =
   | { ok: true; value: JsonValue; canonical: string }
-  /** `pointer` (RFC 6901) names the repeated member of a `duplicate_member` failure. */
+  /**
+   * `pointer` (RFC 6901) names the repeated member of a `duplicate_member` failure, and the value
+   * of a `lone_surrogate` or `nul_character` failure (absent when the string is a member name).
+   */
   | { ok: false; failure: JsonReadFailure; offset: number; pointer?: string };
 
 export interface JsonReadOptions {
@@ -174,7 +178,7 @@ class Reader {
           continue;
         }
       } else if (c === CH_QUOTE) {
-        value = this.readString();
+        value = this.readValueString();
         canonical = JSON.stringify(value);
       } else if (c === CH_MINUS || isDigit(c)) {
         const lexeme = this.readNumberLexeme();
@@ -240,6 +244,20 @@ class Reader {
     }
   }
 
+  /** A string in value position: a failure of its text names where the value is. */
+  private readValueString(): string {
+    try {
+      return this.readString();
+    } catch (failure) {
+      if (failure instanceof ReadFailure && failure.failure !== 'syntax') {
+        let pointer = '';
+        for (const frame of this.stack) pointer += pointerSegment(frame.isObject ? frame.pendingName : frame.value.length);
+        throw new ReadFailure(failure.failure, failure.offset, pointer);
+      }
+      throw failure;
+    }
+  }
+
   /** The pointer of member `name` of the innermost object being read. */
   private pointerTo(name: string): string {
     let pointer = '';
@@ -273,7 +291,8 @@ class Reader {
   /**
    * pos is at the opening quote. A string holding a surrogate that is not half of a pair fails:
    * RFC 8259 leaves its meaning to the consumer, and SQLite would store it as U+FFFD, so the
-   * value read back would not be the value written.
+   * value read back would not be the value written. So does one holding U+0000: SQLite's text
+   * functions, and so the schema's length checks, end a string at its first NUL.
    */
   private readString(): string {
     const text = this.text;
@@ -315,6 +334,7 @@ class Reader {
             const e = hexValue(text.charCodeAt(i + 4));
             if ((a | b | d | e) < 0) throw new ReadFailure('syntax', escapeAt);
             const unit = (a << 12) | (b << 8) | (d << 4) | e;
+            if (unit === 0) throw new ReadFailure('nul_character', escapeAt);
             if ((unit & 0xf800) === 0xd800) surrogates = true;
             out += String.fromCharCode(unit);
             i += 4;

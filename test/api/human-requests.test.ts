@@ -122,6 +122,8 @@ t.test('AssistanceCreate validation: required members, bounds, enums and unknown
     ['estimatedMinutes fractional', { ...VALID, estimatedMinutes: 1.5 }],
     ['title of 201 characters', { ...VALID, title: 'x'.repeat(201) }],
     ['empty title', { ...VALID, title: '' }],
+    ['title starting with U+0000', { ...VALID, title: '\u0000 help' }],
+    ['details holding U+0000', { ...VALID, details: 'a\u0000b' }],
     ['details over 20000', { ...VALID, details: 'd'.repeat(20001) }],
     ['humanAssigneeId 0', { ...VALID, humanAssigneeId: 0 }],
     ['humanAssigneeId as a string', { ...VALID, humanAssigneeId: '11' }],

@@ -73,6 +73,14 @@ t.test("POST notes: text '' or 20001 characters gives 400, whitespace only 422 i
   t.strictSame((await readTask(h, 1)).notes.map((note: { text: string }) => note.text.length), [20000, 1, 14], 'stored verbatim');
 });
 
+t.test('POST notes: text holding U+0000 gives 400 validation_failed (SQLite ends text at a NUL), wherever it is', async (t) => {
+  const h = world();
+  for (const text of ['\u0000 hello', '\u0000', 'a\u0000b']) {
+    expectCode(t, await postNote(h, 1, { text }), 400, 'validation_failed', JSON.stringify(text));
+  }
+  t.equal((await readTask(h, 1)).notes.length, 0, 'nothing was added');
+});
+
 t.test('POST notes: scope tasks:notes is required (403 permission_denied)', async (t) => {
   const h = world();
   for (const token of [NO_NOTES, TOKENS.readOnly]) {

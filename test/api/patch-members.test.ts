@@ -72,6 +72,15 @@ t.test('PATCH: text with a lone surrogate gives 400 (it could not be stored as s
   t.equal((await readTask(h, 1)).title, '\u{1F600} ready', 'read back as written');
 });
 
+t.test('PATCH: text holding U+0000 gives 400 (SQLite ends text at a NUL) and changes nothing', async (t) => {
+  const h = adaWorld();
+  const before = await readTask(h, 1);
+  for (const body of [{ title: '\u0000 hello' }, { title: 'a\u0000b' }, { description: '\u0000' }]) {
+    expectCode(t, await patchTask(h, 1, body), 400, 'validation_failed', JSON.stringify(body));
+  }
+  t.strictSame(await readTask(h, 1), before, 'nothing changed');
+});
+
 t.test('PATCH: sequence accepts 0 to 100000; outside, fractional or string values give 400', async (t) => {
   const h = adaWorld();
   for (const sequence of [0, 100000, 42]) {

@@ -273,14 +273,34 @@ t.test('FIXTURE: a second live lease on a task is rejected; an expired one besid
   t.doesNotThrow(() => loadFixture(db, fixture), 'and a reload re-seeds the same live lease');
 });
 
-t.test('FIXTURE: a string holding a lone surrogate is refused at its path, as the file reader refuses it', async (t) => {
+t.test('FIXTURE: a string holding a lone surrogate or U+0000 is refused at its path, as the file reader refuses it', async (t) => {
   expectFixtureError(t, (f) => { f.tasks[0]!['title'] = 'x\ud800'; }, 'tasks[0].title');
   expectFixtureError(t, (f) => { f.staff[1]!['name'] = 'a\udc00b'; }, 'staff[1].name');
+  expectFixtureError(t, (f) => { f.tasks[0]!['title'] = '\u0000x'; }, 'tasks[0].title');
+  expectFixtureError(t, (f) => { f.tasks[1]!['description'] = 'a\u0000'; }, 'tasks[1].description');
   const db = freshDb();
   const fixture = baseFixture();
   fixture.tasks[0]!['title'] = 'pair \ud83d\ude00 kept';
   loadFixture(db, fixture);
   t.equal(db.prepare('SELECT title FROM tasks WHERE id = 1').pluck().get(), 'pair \ud83d\ude00 kept', 'a surrogate pair is fine');
+});
+
+t.test('FIXTURE: a file with a lone surrogate or U+0000 in a value is refused at its path; in a member name, at its offset', async (t) => {
+  const dir = t.testdir({
+    'nul.json': String.raw`{"tasks": [{"id": 1}, {"id": 2, "title": "\u0000x"}]}`,
+    'surrogate.json': String.raw`{"staff": [{"name": "a\udc00b"}]}`,
+    'name.json': String.raw`{"staff": [{"\u0000": 1}]}`,
+  });
+  const db = freshDb();
+  const nul = caught(() => loadFixtureFile(db, join(dir, 'nul.json')));
+  t.ok(nul instanceof FixtureError && nul.path === 'tasks[1].title', `names tasks[1].title (got ${String(nul)})`);
+  t.match(String(nul), /U\+0000/, 'says what is wrong');
+  const surrogate = caught(() => loadFixtureFile(db, join(dir, 'surrogate.json')));
+  t.ok(surrogate instanceof FixtureError && surrogate.path === 'staff[0].name', `names staff[0].name (got ${String(surrogate)})`);
+  t.match(String(surrogate), /lone UTF-16 surrogate/);
+  const name = caught(() => loadFixtureFile(db, join(dir, 'name.json')));
+  t.ok(name instanceof FixtureError && name.path === '(file)', `a member name is located by offset (got ${String(name)})`);
+  t.match(String(name), /nul_character at offset 13/);
 });
 
 t.test('FIXTURE: options.now must be epoch milliseconds', async (t) => {

@@ -109,7 +109,7 @@ class Generator {
 
   string(): string {
     const pool = [
-      'a', 'b', 'Z', ' ', '"', '\\', '/', '\b', '\f', '\n', '\r', '\t', '\u0000', '\u001f', '\u007f',
+      'a', 'b', 'Z', ' ', '"', '\\', '/', '\b', '\f', '\n', '\r', '\t', '\u0001', '\u001f', '\u007f',
       'é', 'É', 'ß', 'İ', '\u2028', '\u2029', '\ufeff', '😀', '\u{10FFFF}', '中', 'K',
     ];
     let out = '';
@@ -316,6 +316,25 @@ t.test('unknown or malformed escapes are syntax errors', async (tt) => {
   }
   expectFailure(tt, '"\\', 'syntax', 2);
   expectFailure(tt, '"\\u00', 'syntax', 1);
+});
+
+t.test('an escaped U+0000 fails as nul_character at its escape (SQLite ends text at a NUL); a raw one is a syntax error', async (tt) => {
+  expectFailure(tt, String.raw`"\u0000"`, 'nul_character', 1);
+  expectFailure(tt, String.raw`["ok", "ab\u0000"]`, 'nul_character', 10);
+  expectFailure(tt, String.raw`{"\u0000": 1}`, 'nul_character', 2);
+  expectFailure(tt, '"a\u0000"', 'syntax', 2);
+  tt.equal(expectOk(tt, String.raw`"\u0001"`).value, '\u0001', 'other control characters are fine escaped');
+});
+
+t.test('a lone surrogate or U+0000 in a value is located by pointer too; in a member name, by offset only', async (tt) => {
+  const pointerOf = (text: string) => {
+    const result = readJson(text);
+    return result.ok ? 'parsed' : result.pointer;
+  };
+  tt.equal(pointerOf(String.raw`{"a": [1, {"b/c": "x\u0000"}]}`), '/a/1/b~1c');
+  tt.equal(pointerOf(String.raw`["\ud800"]`), '/0');
+  tt.equal(pointerOf(String.raw`"\u0000"`), '', 'the whole document');
+  tt.equal(pointerOf(String.raw`{"ok": 1, "\u0000": 2}`), undefined, 'a member name');
 });
 
 t.test('a lone surrogate, escaped or raw, fails as lone_surrogate at its string (its stored value would differ)', async (tt) => {
