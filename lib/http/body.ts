@@ -72,6 +72,9 @@ export function readBody(
   if (coding !== undefined && coding !== '' && coding !== 'identity') {
     throw new ServiceError('unsupported_media_type', `content coding ${coding}`);
   }
+  // Hosts undo chunked framing only: node:http hands over a `gzip, chunked` body still compressed.
+  const transferCoding = otherTransferCoding(headers.get('transfer-encoding'));
+  if (transferCoding !== undefined) throw new ServiceError('unsupported_media_type', `transfer coding ${transferCoding}`);
   const parsed = readJson(body as Uint8Array | string);
   if (!parsed.ok) throw new ServiceError('validation_failed', `JSON ${parsed.failure} at ${parsed.offset}`);
   const validator = validatorFor(spec.schema);
@@ -81,4 +84,14 @@ export function readBody(
     throw new ServiceError('validation_failed', failure);
   }
   return { value: parsed.value, canonical: parsed.canonical };
+}
+
+/** The first transfer coding listed other than chunked (which hosts undo) and identity, if any. */
+function otherTransferCoding(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  for (const listed of header.split(',')) {
+    const coding = listed.trim().toLowerCase();
+    if (coding !== '' && coding !== 'chunked' && coding !== 'identity') return coding;
+  }
+  return undefined;
 }

@@ -92,7 +92,7 @@ const STATUS_RESPONSES: readonly { status: number; name: string; description: st
   { status: 409, name: 'Conflict', description: 'A business conflict.' },
   { status: 412, name: 'PreconditionFailed', description: 'stale_update: a malformed or stale task ETag or Incoming revision.', headers: ['ETag'] },
   { status: 413, name: 'PayloadTooLarge', description: 'request_too_large.' },
-  { status: 415, name: 'UnsupportedMediaType', description: 'unsupported_media_type: a body that is not application/json or application/*+json (charset utf-8 only), or has a Content-Encoding other than identity.' },
+  { status: 415, name: 'UnsupportedMediaType', description: 'unsupported_media_type: a body that is not application/json or application/*+json (charset utf-8 only), or has a Content-Encoding other than identity or a Transfer-Encoding other than chunked.' },
   { status: 422, name: 'UnprocessableEntity', description: 'invalid_field, human_assignee_invalid or idempotency_key_required. The spec also lists validation_failed under 422; this service answers every validation_failed with 400.' },
   { status: 428, name: 'PreconditionRequired', description: 'precondition_required: If-Match missing.' },
   { status: 429, name: 'TooManyRequests', description: 'rate_limited.', headers: ['Retry-After'] },
@@ -167,6 +167,7 @@ function operationObject(operation: OperationSpec, converter: SchemaConverter): 
   };
   if (operation.body !== null) {
     result['requestBody'] = {
+      description: 'JSON in UTF-8: application/json or any application/*+json type, with no parameter but charset=utf-8, and no content or transfer coding but chunked.',
       required: operation.body.required,
       content: {
         'application/json': { schema: converter.convert(operation.body.schema) },

@@ -336,6 +336,16 @@ t.test('repeated Authorization or Content-Type reach the service whole: two cred
   tt.equal(statusOf(note), 415, 'two Content-Type headers: 415');
 });
 
+t.test('a chunked body with another transfer coding (gzip, chunked) is 415, not read as JSON and applied', async (tt) => {
+  const h = adaWorld();
+  const { port } = await listen(tt, h.service);
+  const body = '{"text":"hi"}';
+  const note = await raw(port, [`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKENS.ada}\r\n`
+    + `If-Match: "x"\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`]);
+  tt.equal(statusOf(note), 415, '415 before the If-Match is looked at');
+  tt.match(note, /"code":"unsupported_media_type"/);
+});
+
 t.test('a missing or repeated Host is a problem+json 400 (RFC 9112 3.2)', async (tt) => {
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());

@@ -211,7 +211,7 @@ t.test('GET /openapi.json: /incoming has the optional boolean query parameter in
   }
 });
 
-t.test('GET /openapi.json: body-taking operations document their request body, the others none', async (t) => {
+t.test('GET /openapi.json: body-taking operations document their request body and its media types, the others none', async (t) => {
   const { doc } = await servedDocument();
   for (const row of ENDPOINTS) {
     const operation = doc.paths[row.path][row.method];
@@ -223,6 +223,7 @@ t.test('GET /openapi.json: body-taking operations document their request body, t
     t.ok(operation.requestBody, `${label} has a requestBody`);
     t.equal(operation.requestBody.required, row.body.required, `${label}: body required is ${row.body.required}`);
     t.strictSame(operation.requestBody.content['application/json'].schema, { $ref: `#/components/schemas/${row.body.component}` }, `${label}: ${row.body.component}`);
+    t.match(operation.requestBody.description, /application\/\*\+json/, `${label}: says application/*+json types are taken too (spec, Common rules)`);
     t.equal(doc.components.schemas[row.body.component].additionalProperties === false || row.body.component === 'ExternalEvaluation', true, `${row.body.component} is closed`);
   }
   for (const variant of doc.components.schemas.ExternalEvaluation.anyOf) {

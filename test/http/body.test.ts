@@ -92,6 +92,13 @@ t.test('BODY: a body with a content coding other than identity gives 415 unsuppo
   }
 });
 
+t.test('BODY: a body with a transfer coding other than chunked gives 415 unsupported_media_type (hosts undo only chunked)', async (t) => {
+  const withCoding = (coding: string) => () =>
+    readBody(required(NoteCreate), '{"text":"hi"}', requestHeaders({ 'content-type': JSON_TYPE, 'transfer-encoding': coding }), () => undefined);
+  for (const coding of ['gzip, chunked', 'GZIP,chunked', 'deflate, chunked', 'chunked, br']) t.equal(codeOf(withCoding(coding)), 'unsupported_media_type', coding);
+  for (const coding of ['chunked', ' Chunked ', 'identity, chunked', '']) t.same(withCoding(coding)()?.value, { text: 'hi' }, `${JSON.stringify(coding)} is framing only`);
+});
+
 t.test('BODY: a JSON content type is accepted in its allowed spellings', async (t) => {
   for (const type of ['application/json', 'Application/JSON; charset=UTF-8', 'application/merge-patch+json']) {
     const parsed = read(required(NoteCreate), '{"text":"hello"}', type);
