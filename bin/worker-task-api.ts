@@ -579,6 +579,7 @@ async function client(args: string[]): Promise<void> {
       } else {
         const revoked = await withDb(str('db'), (db) => adminClients(db).revoke(id), true);
         out(`${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`);
+        if (revoked.releasedLeases > 0) out(`released ${revoked.releasedLeases} live lease${revoked.releasedLeases === 1 ? '' : 's'} it held`);
       }
       return;
     }

@@ -217,11 +217,20 @@ t.test('client rotate invalidates the old token', async (tt) => {
   tt.equal(await identityStatus(path, token), 200, 'the new token works');
 });
 
-t.test('client revoke makes the token answer 401', async (tt) => {
+t.test('client revoke makes the token answer 401 and releases the live leases it held', async (tt) => {
   const path = demoDatabase(tt);
   tt.equal(await identityStatus(path, DEMO_AGENT), 200);
+  const db = new Database(path);
+  const taskId = db.prepare('SELECT task_id FROM task_assignments WHERE staff_id = 10 LIMIT 1').pluck().get() as number;
+  db.prepare('INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc) VALUES (?, 100, ?, ?, ?)')
+    .run(taskId, '0b3f6c1e-9a7d-4e2b-8c5a-1d9e7f3a2b4c', Date.now(), Date.now() + 600_000);
+  db.close();
   const result = await run(['client', 'revoke', '100', '--db', path]);
   tt.equal(result.code, 0, result.stderr);
+  tt.match(result.stdout, /^released 1 live lease it held$/m, 'says it freed the task');
+  const check = new Database(path, { readonly: true });
+  tt.not(check.prepare('SELECT released_utc FROM claims WHERE client_id = 100').pluck().get(), null, 'the lease is released');
+  check.close();
   tt.equal(await identityStatus(path, DEMO_AGENT), 401);
   tt.equal(await identityStatus(path, DEMO_DIRECTORY), 200, 'other clients are untouched');
 

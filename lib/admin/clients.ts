@@ -66,7 +66,8 @@ function summary(row: ClientRow): ClientSummary {
  * Operator commands on API clients (the command line's `client` subcommands). A new or rotated
  * token is returned once; only its SHA-256 hash is written.
  */
-export function adminClients(db: Db) {
+export function adminClients(db: Db, options: { now?: () => number } = {}) {
+  const now = options.now ?? Date.now;
   const organisationExists = db.prepare<[number], { id: number }>('SELECT id FROM organisations WHERE id = ?');
   const staffById = db.prepare<[number], StaffRow>(
     'SELECT organisation_id AS organisationId, kind, is_active AS isActive FROM staff WHERE id = ?',
@@ -80,6 +81,9 @@ export function adminClients(db: Db) {
   const allClients = db.prepare<[], ClientRow>(`SELECT ${CLIENT_COLUMNS} FROM api_clients c ORDER BY c.id`);
   const updateHash = db.prepare<[string, number]>('UPDATE api_clients SET token_hash = ? WHERE id = ?');
   const deactivate = db.prepare<[number]>('UPDATE api_clients SET is_active = 0 WHERE id = ?');
+  const releaseLiveLeases = db.prepare<[number, number, number]>(
+    'UPDATE claims SET released_utc = ? WHERE client_id = ? AND released_utc IS NULL AND expires_utc > ?');
+  const bumpVersion = db.prepare<[number]>('UPDATE organisations SET workspace_version = workspace_version + 1 WHERE id = ?');
 
   function existing(id: number): ClientRow {
     const row = clientById.get(id);
@@ -128,10 +132,15 @@ export function adminClients(db: Db) {
     return { client: summary(row), token };
   });
 
-  const revoke = db.transaction((id: number): { client: ClientSummary; wasActive: boolean } => {
+  const revoke = db.transaction((id: number): { client: ClientSummary; wasActive: boolean; releasedLeases: number } => {
     const row = existing(id);
     deactivate.run(id);
-    return { client: summary({ ...row, isActive: 0 }), wasActive: row.isActive === 1 };
+    // Nobody else could use or release the lease, so it would hold the task until it expired.
+    const at = now();
+    const releasedLeases = releaseLiveLeases.run(at, id, at).changes;
+    // A release is a change of the task (offers, ETags), as when a client releases it (contract 2).
+    if (releasedLeases > 0) bumpVersion.run(row.organisationId);
+    return { client: summary({ ...row, isActive: 0 }), wasActive: row.isActive === 1, releasedLeases };
   });
 
   return {
@@ -143,8 +152,8 @@ export function adminClients(db: Db) {
     rotate(id: number): { client: ClientSummary; token: string } {
       return rotate.immediate(id);
     },
-    /** Deactivates a client (idempotent); its token answers 401 from then on. */
-    revoke(id: number): { client: ClientSummary; wasActive: boolean } {
+    /** Deactivates a client (idempotent) and releases its live leases; its token answers 401 from then on. */
+    revoke(id: number): { client: ClientSummary; wasActive: boolean; releasedLeases: number } {
       return revoke.immediate(id);
     },
     /** Every client, by id. */

@@ -1,7 +1,9 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import type { Harness } from '../helpers/service.js';
-import { baseFixture, TOKENS, TWIN, withTwin } from '../helpers/fixture.js';
+import { baseFixture, TOKENS, TWIN, withTwin, type FixtureShape } from '../helpers/fixture.js';
+import { adminClients } from '../../lib/admin/clients.js';
+import { loadFixture } from '../../lib/fixtures/load.js';
 import { adaWorld, API, etagOf, LEASE_11, ZERO_UUID } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 
@@ -16,7 +18,7 @@ const UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  * The shared world plus a second client of Ada's resource and tasks that combine states, so the
  * check order (Done, blocked, otherwise not runnable, live lease) shows.
  */
-function world(): Harness {
+function worldFixture(): FixtureShape {
   const fixture = withTwin(baseFixture(), ['tasks:read', 'tasks:update', 'tasks:time', 'tasks:notes']);
   const ada = [{ staffMemberId: 10 }];
   fixture.tasks.push(
@@ -31,14 +33,19 @@ function world(): Harness {
     { taskId: 23, clientId: 103, token: randomUUID(), expiresUtc: '2026-11-16T10:30:00.000Z' },
     { taskId: 24, clientId: 103, token: randomUUID(), expiresUtc: '2026-11-16T10:30:00.000Z' },
   );
-  return adaWorld({ fixture, rateLimit: 10_000 });
+  return fixture;
+}
+
+function world(): Harness {
+  return adaWorld({ fixture: worldFixture(), rateLimit: 10_000 });
 }
 
 let keys = 0;
 const nextKey = () => `key-${(keys += 1)}`;
 
-async function claim(h: Harness, id: number, options: { token?: string; body?: unknown; raw?: string; contentType?: string } = {}) {
-  const headers: Record<string, string> = { 'if-match': await etagOf(h, id), 'idempotency-key': nextKey() };
+/** Reads the If-Match as Ada unless `readAs` names the client to read it as. */
+async function claim(h: Harness, id: number, options: { token?: string; readAs?: string; body?: unknown; raw?: string; contentType?: string } = {}) {
+  const headers: Record<string, string> = { 'if-match': await etagOf(h, id, options.readAs), 'idempotency-key': nextKey() };
   if (options.contentType !== undefined) headers['content-type'] = options.contentType;
   return h.call('POST', `${API}/tasks/${id}/claim`, {
     headers,
@@ -152,6 +159,32 @@ t.test('CLAIM: an expired or released lease allows a new claim with a new token'
   const again = await claim(h, 11);
   t.equal(again.status, 200, 'released: claimable again');
   t.equal(liveLeases(h, 11), 1, 'one live lease at a time');
+});
+
+t.test('CLAIM: a task handed to another assignee by a fixture load is free for them at once; leases of holders still assigned stay', async (t) => {
+  const h = world();
+  t.equal((await claim(h, 1)).status, 200, 'Ada leases task 1');
+  t.equal((await claim(h, 4, { token: TOKENS.bob })).status, 200, 'Bob leases the shared task 4');
+  const task = (id: number) => baseFixture().tasks.find((row) => row['id'] === id) as Record<string, unknown>;
+  loadFixture(h.db, { tasks: [{ ...task(1), assignees: [{ staffMemberId: 12 }] }, task(4)] }, { now: h.clock.now() });
+  t.equal(liveLeases(h, 1), 0, "Ada's lease on task 1 is released: she can no longer renew or release it");
+  t.equal(liveLeases(h, 4), 1, "Bob's lease on task 4 stays: he is still assigned");
+  t.equal((await claim(h, 1, { token: TOKENS.bob, readAs: TOKENS.bob })).status, 200, 'Bob claims task 1 at once');
+
+  loadFixture(h.db, worldFixture(), { now: h.clock.now() });
+  t.equal(liveLeases(h, 23), 1, "a file's own seeded lease is kept even for a client not assigned (fixtures stay lenient)");
+});
+
+t.test('CLAIM: revoking a client releases its live leases, so the task is free at once and its ETag moves on', async (t) => {
+  const h = world();
+  const before = await etagOf(h, 11);
+  const clients = adminClients(h.db, { now: h.clock.now });
+  t.strictSame(clients.revoke(100).releasedLeases, 1, "ada-bot's lease on task 11 is released");
+  t.equal(liveLeases(h, 11), 0);
+  t.not(await etagOf(h, 11, TWIN), before, 'a release is a change of the task');
+  t.equal((await claim(h, 11, { token: TWIN, readAs: TWIN })).status, 200, "Ada's other client claims it at once");
+  t.strictSame(clients.revoke(100).releasedLeases, 0, 'revoking again releases nothing');
+  t.strictSame(clients.revoke(103).releasedLeases, 2, "Bob's seeded leases on tasks 23 and 24");
 });
 
 t.test('RENEW: the body token extends the lease to now + 15 min and keeps the token', async (t) => {
