@@ -173,6 +173,32 @@ t.test('CLAIM: a task handed to another assignee by a fixture load is free for t
 
   loadFixture(h.db, worldFixture(), { now: h.clock.now() });
   t.equal(liveLeases(h, 23), 1, "a file's own seeded lease is kept even for a client not assigned (fixtures stay lenient)");
+  t.equal(liveLeases(h, 1), 0, 'task 1, back with Ada: the lease of Bob, no longer assigned, is released');
+});
+
+t.test('CLAIM: a fixture load that retires the worker, or deactivates the client or its sponsor, releases the leases it held', async (t) => {
+  const retire = (fixture: FixtureShape) => {
+    const bob = fixture.staff.find((row) => row['id'] === 12) as Record<string, unknown>;
+    return { staff: [{ ...bob, isActive: false }] };
+  };
+  const revokeInFile = (fixture: FixtureShape) => {
+    const client = fixture.clients.find((row) => row['id'] === 103) as Record<string, unknown>;
+    return { clients: [{ ...client, isActive: false }] };
+  };
+  const retireSponsor = (fixture: FixtureShape) => {
+    const grace = fixture.staff.find((row) => row['id'] === 11) as Record<string, unknown>;
+    return { staff: [{ ...grace, isActive: false }] };
+  };
+  for (const [label, change] of [['worker retired', retire], ['client deactivated', revokeInFile], ['sponsor retired', retireSponsor]] as const) {
+    const h = world();
+    t.equal((await claim(h, 4, { token: TOKENS.bob })).status, 200, `${label}: Bob leases task 4`);
+    loadFixture(h.db, change(worldFixture()), { now: h.clock.now() });
+    t.equal(liveLeases(h, 4), 0, `${label}: the lease is released`);
+  }
+  const h = world();
+  t.equal((await claim(h, 4, { token: TOKENS.bob })).status, 200);
+  loadFixture(h.db, { staff: [baseFixture().staff.find((row) => row['id'] === 12) as Record<string, unknown>] }, { now: h.clock.now() });
+  t.equal(liveLeases(h, 4), 1, 'a load that leaves the holder able to act keeps the lease');
 });
 
 t.test('CLAIM: revoking a client releases its live leases, so the task is free at once and its ETag moves on', async (t) => {
