@@ -76,6 +76,8 @@ export function createService(options: ServiceOptions): Service {
     sources, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger,
     now: () => resolved.clock.now(),
     inTransaction: () => db.inTransaction,
+    batches: commits,
+    closed: () => closed,
   });
   const publications = publicationsOf(sources);
   const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });

@@ -1,8 +1,11 @@
 import type { Logger } from '../http/pipeline.js';
+import { outsideBatch, type GroupCommit } from '../store/group-commit.js';
 import type { SourceStatements } from '../store/sources.js';
 import { formatUtc } from '../time/london.js';
 import { describeFailure, parsePublished, type SourceProvider } from './provider.js';
 import { withDeadline } from './timeout.js';
+
+type DuePublication = ReturnType<SourceStatements['duePublications']>[number];
 
 export interface PublisherOptions {
   readonly sources: SourceStatements;
@@ -12,6 +15,9 @@ export interface PublisherOptions {
   readonly now: () => number;
   /** True while a (group) transaction is open: what it holds is not committed yet. */
   readonly inTransaction: () => boolean;
+  readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
+  /** True once the service is closed: an outcome arriving then is not recorded. */
+  readonly closed: () => boolean;
 }
 
 /** First retry after 30 s, doubling up to an hour. */
@@ -34,20 +40,35 @@ export function sourcePublisher(options: PublisherOptions) {
 
   async function publishDue(): Promise<void> {
     for (const publication of sources.duePublications(options.now())) {
-      const provider = providers.get(publication.providerKey);
-      const request = {
-        title: publication.title,
-        details: publication.pendingMessage ?? publication.details,
-        assistanceKind: publication.assistanceKind,
-        priority: publication.priorityName,
-      };
-      try {
-        if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
-        const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs));
-        if (ref === null) throw new Error('the source answered without a ref');
+      const record = await publish(publication);
+      // Recorded in a transaction of its own, never inside a write batch (rolled back, it would
+      // take the record with it and the request would be published twice), and never once the
+      // service is closed: the connection may already serve another service.
+      await outsideBatch(options.batches);
+      if (options.closed()) return;
+      record();
+    }
+  }
+
+  /** Hands the request to its source; returns how to record the outcome. */
+  async function publish(publication: DuePublication): Promise<() => void> {
+    const provider = providers.get(publication.providerKey);
+    const request = {
+      title: publication.title,
+      details: publication.pendingMessage ?? publication.details,
+      assistanceKind: publication.assistanceKind,
+      priority: publication.priorityName,
+    };
+    try {
+      if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
+      const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs));
+      if (ref === null) throw new Error('the source answered without a ref');
+      return () => {
         sources.markPublished(publication.stageId, publication.sourceItemId, ref, publication.generation);
         logger.info?.({ message: 'assistance request published', stageId: publication.stageId, providerKey: publication.providerKey });
-      } catch (error) {
+      };
+    } catch (error) {
+      return () => {
         const retryAt = options.now() + retryDelayMs(publication.attempts);
         sources.markPublishFailed(publication.stageId, retryAt, publication.generation);
         logger.error({
@@ -55,7 +76,7 @@ export function sourcePublisher(options: PublisherOptions) {
           stageId: publication.stageId, providerKey: publication.providerKey, attempt: publication.attempts + 1,
           retryAtUtc: formatUtc(retryAt), error: describeFailure(error),
         });
-      }
+      };
     }
   }
 

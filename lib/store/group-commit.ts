@@ -105,3 +105,11 @@ export function groupCommit(db: Db): GroupCommit {
     },
   };
 }
+
+/**
+ * Resolves once no batch is open, so that synchronous work run right after it (a transaction of
+ * its own) joins no batch: one rolled back would take that work with it, unannounced.
+ */
+export async function outsideBatch(batches: Pick<GroupCommit, 'open' | 'settled'>): Promise<void> {
+  while (batches.open) await batches.settled();
+}

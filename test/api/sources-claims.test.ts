@@ -1,7 +1,7 @@
 import t from 'tap';
 import { API, etagOf, readTask, workspaceVersion } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
-import { baseFixture } from '../helpers/fixture.js';
+import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import type { Harness } from '../helpers/service.js';
 import { sourceWorld } from '../helpers/stub-tracker.js';
 import type { SourceProvider } from '../../lib/sources/provider.js';
@@ -225,4 +225,30 @@ t.test('SOURCES: a claim made while a write batch is open calls its provider onl
   t.equal((await patch).status, 204);
   t.equal((await claimed).status, 200, 'the claim is granted');
   t.equal(inTransaction, false, 'its provider ran outside any transaction');
+});
+
+t.test('SOURCES: what a refresh brings back while a write batch is open is recorded after that batch, never inside it', async (t) => {
+  let answer: (() => void) | undefined;
+  const slow: SourceProvider = {
+    refresh: () => new Promise((resolve) => { answer = () => resolve({ title: 'Slow' }); }),
+    publish: async () => ({ ref: 'r' }),
+  };
+  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'slow', itemId: 'S-1' }] }, service: { sources: { slow } } });
+  const lastSuccess = () => h.db.prepare("SELECT last_success_utc FROM source_items WHERE item_id = 'S-1'").pluck().get();
+  const claimed = claim(h, 1, await etagOf(h, 1));
+  while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+  const before = lastSuccess();
+  // One turn: a PATCH in another organisation (the claim's ETag stays current) opens a batch,
+  // then the provider answers while it is open.
+  const gus = { token: TOKENS.otherOrg };
+  const etag90 = await etagOf(h, 90, TOKENS.otherOrg);
+  const patch = h.call('PATCH', `${API}/tasks/90`, { ...gus, headers: { 'if-match': etag90 }, body: { sequence: 6 } });
+  t.ok(h.db.inTransaction, 'a batch is open');
+  answer();
+  for (let turn = 0; turn < 50; turn += 1) await Promise.resolve();
+  t.ok(h.db.inTransaction, 'the batch is still open');
+  t.equal(lastSuccess(), before, 'the refresh has not been recorded inside it');
+  t.equal((await patch).status, 204);
+  t.equal((await claimed).status, 200, 'the claim is granted once the refresh is recorded');
+  t.not(lastSuccess(), before, 'and the refresh is recorded');
 });

@@ -3,6 +3,7 @@ import { harness } from '../helpers/service.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import { bumpVersion, etagOf, readTask } from '../helpers/api.js';
 import type { PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
+import type { TapTest } from '../helpers/api.js';
 
 t.test('SOURCES: a follow-up queued while the request is still being published is sent after it, not lost', async (t) => {
   const sent: PublishRequest[] = [];
@@ -51,4 +52,48 @@ t.test('SOURCES: a follow-up queued while the request is still being published i
     'the publication ends published with the newest reference',
   );
   t.equal(h.db.prepare('SELECT count(*) FROM source_publication_refs').pluck().get(), 2, 'replies to either reference find the request');
+});
+
+/** A request published to a provider whose answer the test releases; resolves once the send is in flight. */
+async function publishingWorld(t: TapTest) {
+  let answer: (() => void) | undefined;
+  const provider: SourceProvider = {
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: () => new Promise((resolve) => { answer = () => resolve({ ref: 'ref-1' }); }),
+  };
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'slow', itemId: 'T-1' }];
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { slow: provider } } });
+  const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
+    headers: { 'if-match': await etagOf(h, 1) },
+    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
+  });
+  t.equal(created.status, 201);
+  while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+  const state = () => h.db.prepare('SELECT state FROM source_publications').pluck().get();
+  return { h, answer, state };
+}
+
+t.test('SOURCES: a publication answered while a write batch is open is recorded after that batch, never inside it', async (t) => {
+  const { h, answer, state } = await publishingWorld(t);
+  // One turn: the PATCH opens a batch, then the provider answers while it is open.
+  const patch = h.call('PATCH', '/api/v1/tasks/3', { headers: { 'if-match': await etagOf(h, 3) }, body: { sequence: 6 } });
+  t.ok(h.db.inTransaction, 'a batch is open');
+  answer();
+  for (let turn = 0; turn < 50; turn += 1) await Promise.resolve();
+  t.ok(h.db.inTransaction, 'the batch is still open');
+  t.equal(state(), 'pending', 'the publication has not been recorded inside it');
+  t.equal((await patch).status, 204);
+  await h.service.idle();
+  t.equal(state(), 'published', 'it is recorded once the batch has committed');
+  t.strictSame(h.db.prepare('SELECT external_ref FROM source_publication_refs').pluck().all(), ['ref-1'], 'with its reference');
+});
+
+t.test('SOURCES: a publication answered after close() is not recorded: the connection is no longer the service\'s', async (t) => {
+  const { h, answer, state } = await publishingWorld(t);
+  h.service.close();
+  answer();
+  for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  t.equal(state(), 'pending', 'nothing is written');
+  t.equal(h.db.prepare('SELECT count(*) FROM source_publication_refs').pluck().get(), 0);
 });
