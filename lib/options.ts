@@ -87,7 +87,8 @@ function guarded(logger: Logger): Logger {
   return {
     error: (entry) => call(logger.error, entry),
     info: (entry) => call(logger.info, entry),
-    debug: (entry) => call(logger.debug, entry),
+    // Absent when the embedder has none: the service then skips work done only for debug entries.
+    ...(typeof logger.debug === 'function' ? { debug: (entry: Record<string, unknown>) => call(logger.debug, entry) } : {}),
   };
 }
 

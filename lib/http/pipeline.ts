@@ -81,6 +81,7 @@ export function jsonResponse(status: number, value: unknown, headers?: Record<st
 export function createPipeline(deps: PipelineDependencies): (request: ServiceRequest) => ServiceResponse | Promise<ServiceResponse> {
   const policy = `"default";q=${deps.limiter.limit};w=${Math.round(deps.limiter.windowMs / 1000)}`;
   const authenticate = cachedAuthenticator(deps.clients);
+  const explainInvalid = deps.logger.debug !== undefined;
 
   function finish(
     response: ServiceResponse,
@@ -205,7 +206,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
         // Step 6 applies to anonymous operations too: unknown query parameters are 400 here as
         // everywhere else (only authentication, rate limit and scope are skipped).
         parseQuery(rawQuery, operation);
-        readBody(operation.body, request.body, headers, () => undefined);
+        readBody(operation.body, request.body, headers, false);
         return finish(anonymous(), traceId, null, meta);
       }
 
@@ -242,9 +243,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
         id = Number(match.id);
       }
       const query = parseQuery(rawQuery, operation);
-      const body = readBody(operation.body, request.body, headers, (detail) =>
-        log('debug', { traceId, operation: operation.operationId, invalid: detail }),
-      );
+      const body = readBody(operation.body, request.body, headers, explainInvalid);
 
       // 7. Target: existence, organisation and ownership.
       deps.targetChecks[operation.target]?.(principal, id, { epoch, cacheable });

@@ -9,6 +9,7 @@ import type { ErrorCode } from '../../lib/domain/errors.js';
 import { createService } from '../../lib/service.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { manualClock } from '../../lib/time/clock.js';
+import { resolveOptions } from '../../lib/options.js';
 
 // Contract 1, last paragraph: the error shape, trace ids, and the sanitised 500.
 
@@ -276,4 +277,17 @@ t.test('ERRORS: after close() work still under way writes nothing, also on a Dat
   t.equal(db.prepare("SELECT count(*) FROM source_items WHERE last_attempt_utc IS NOT NULL").pluck().get(), 0, 'nor the refresh recorded');
   t.notOk(db.inTransaction);
   t.strictSame(errors, []);
+});
+
+t.test('ERRORS: a body failing its schema is described in one debug entry when the logger has debug(), and not described without one', async (t) => {
+  const entries: Record<string, unknown>[] = [];
+  const logger = { error: () => undefined, debug: (entry: Record<string, unknown>) => entries.push(entry) };
+  const h = harness({ defaultToken: TOKENS.ada, serviceOptions: { logger } });
+  const etag = (await h.call('GET', '/api/v1/tasks/1')).headers['etag'] as string;
+  expectProblem(t, await h.call('PATCH', '/api/v1/tasks/1', { headers: { 'if-match': etag }, body: { sequence: 'x' } }), 'validation_failed');
+  const described = entries.filter((entry) => entry['code'] === 'validation_failed');
+  t.equal(described.length, 1, 'one entry');
+  t.match(described[0]?.['detail'], /sequence/, 'naming the member');
+  // Without debug() there is nobody to tell: listing a large body's failures would only cost time.
+  t.equal(resolveOptions({ db: ':memory:', logger: { error: () => undefined } }).logger.debug, undefined);
 });
