@@ -148,6 +148,8 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     const refreshed = claimSources.refreshTask(context.id, context.principal.organisationId);
     if (refreshed === null) return mutations.run(request, acquire);
     return refreshed.then(({ failed, changed, bumped }) => {
+      // The client and its assignment were checked before the refresh; either may have gone since.
+      context.reverify();
       if (failed) throw new ServiceError('source_unavailable', undefined, { 'retry-after': String(claimSources.retryAfterSeconds) });
       if (changed) throw new ServiceError('source_context_changed');
       // A reply alone does not refuse a claim (contract 9), yet recording it moved the version

@@ -43,6 +43,12 @@ export interface OperationContext {
   readonly epoch: ReadEpoch;
   /** False inside an open write transaction, whose uncommitted rows must not be cached. */
   readonly cacheable: boolean;
+  /**
+   * Runs authentication, scope and the target check (steps 3, 5 and 7) again on current data,
+   * for a handler that awaited I/O after them: a credential revoked or a task reassigned
+   * meanwhile must not still get its write.
+   */
+  readonly reverify: () => void;
 }
 
 export type OperationHandler = (context: OperationContext) => ServiceResponse | Promise<ServiceResponse>;
@@ -227,12 +233,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       }
 
       // 5. Scope; identity-only clients may only read their identity.
-      if (operation.caller === 'resource-client' && principal.resource === null) {
-        throw new ServiceError('permission_denied', 'identity-only client');
-      }
-      if (operation.scope !== null && !principal.has(operation.scope)) {
-        throw new ServiceError('permission_denied', `missing scope ${operation.scope}`);
-      }
+      assertMayCall(operation, principal);
 
       // 6. Request shape: path id, query, media type, JSON body.
       let id = 0;
@@ -250,9 +251,15 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
 
       const handler = deps.handlers.get(operation.operationId);
       if (handler === undefined) throw new ServiceError('route_not_found');
+      const reverify = (): void => {
+        const current = deps.snapshots.epoch();
+        const again = authenticate(headers.get('authorization'), current.credentials, deps.snapshots.credentialsCommitted(current.credentials));
+        assertMayCall(operation, again);
+        deps.targetChecks[operation.target]?.(again, id, { epoch: current, cacheable: deps.snapshots.committedOnly });
+      };
       const context: OperationContext = {
         traceId, now, principal, id, query, body, headers, operation, method: request.method,
-        path: route.replace('{id}', String(id)), epoch, cacheable,
+        path: route.replace('{id}', String(id)), epoch, cacheable, reverify,
       };
       const result = handler(context);
       if (result instanceof Promise) {
@@ -266,6 +273,16 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     } catch (error) {
       return finish(failure(error, traceId, request), traceId, rate, meta);
     }
+  }
+}
+
+/** Step 5: identity-only clients may only read their identity; every other operation needs its scope. */
+function assertMayCall(operation: OperationSpec, principal: Principal): void {
+  if (operation.caller === 'resource-client' && principal.resource === null) {
+    throw new ServiceError('permission_denied', 'identity-only client');
+  }
+  if (operation.scope !== null && !principal.has(operation.scope)) {
+    throw new ServiceError('permission_denied', `missing scope ${operation.scope}`);
   }
 }
 

@@ -5,6 +5,7 @@ import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import type { Harness } from '../helpers/service.js';
 import { sourceWorld } from '../helpers/stub-tracker.js';
 import type { SourceProvider } from '../../lib/sources/provider.js';
+import { adminClients } from '../../lib/admin/clients.js';
 
 /**
  * Claims of tasks with linked sources (contract 2 and 9): after every other check the claim
@@ -251,4 +252,19 @@ t.test('SOURCES: what a refresh brings back while a write batch is open is recor
   t.equal((await patch).status, 204);
   t.equal((await claimed).status, 200, 'the claim is granted once the refresh is recorded');
   t.not(lastSuccess(), before, 'and the refresh is recorded');
+});
+
+t.test('SOURCES: a client revoked while its claim waits for the source refresh gets 401 and no lease', async (t) => {
+  let answer: (() => void) | undefined;
+  const slow: SourceProvider = {
+    refresh: () => new Promise((resolve) => { answer = () => resolve({ title: 'Slow' }); }),
+    publish: async () => ({ ref: 'r' }),
+  };
+  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'slow', itemId: 'S-1' }] }, service: { sources: { slow } } });
+  const claimed = claim(h, 1, await etagOf(h, 1));
+  while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+  adminClients(h.db, { now: h.clock.now }).revoke(100);
+  answer();
+  expectProblem(t, await claimed, 'authentication_failed', 'the claim is refused once the source has answered');
+  t.equal(leases(h, 1), 0, 'no lease for a client nobody can act as');
 });
