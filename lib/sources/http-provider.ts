@@ -30,13 +30,19 @@ export interface HttpSourceProvider extends SourceProvider {
  * expecting 200 JSON; `publish` is `POST {base}{encodeURIComponent(itemId)}/requests` expecting
  * 2xx JSON `{ref}`. Anything else, no answer within 5 seconds, or a body over 4 MiB, is a failure. Uses Node's own
  * fetch, so no connection settings or credentials of the source ever pass through the service's
- * data: they stay in the base URL the operator configured.
+ * data: they stay in the base URL the operator configured, whose user and password are sent as
+ * HTTP Basic authentication (fetch refuses a URL holding them, and would log it whole).
  */
 export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}): HttpSourceProvider {
   const url = URL.canParse(String(baseUrl)) ? new URL(String(baseUrl)) : null;
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new TypeError('httpSourceProvider: baseUrl must be an http: or https: URL');
   }
+  const authorization = url.username === '' && url.password === ''
+    ? undefined
+    : `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+  url.username = '';
+  url.password = '';
   const base = url.toString();
   const positive = (value: number | undefined, name: string, fallback: number): number => {
     if (value === undefined) return fallback;
@@ -49,7 +55,11 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
   async function call(url: string, init: RequestInit, signal: AbortSignal, accept: (status: number) => boolean): Promise<unknown> {
     const response = await fetch(url, {
       ...init,
-      headers: { accept: 'application/json', ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        accept: 'application/json',
+        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(authorization === undefined ? {} : { authorization }),
+      },
       signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
       redirect: 'error',
     });

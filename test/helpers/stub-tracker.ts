@@ -48,6 +48,8 @@ export interface RecordedRequest {
   readonly path: string;
   /** The parsed JSON body, or undefined when there was none. */
   readonly body: unknown;
+  /** The Authorization header, if any. */
+  readonly authorization: string | undefined;
   /** performance.now() when the request arrived and when its answer was sent (null: never). */
   readonly startedMs: number;
   finishedMs: number | null;
@@ -126,7 +128,9 @@ export async function stubTracker(t: TapTest): Promise<StubTracker> {
     } catch {
       body = text;
     }
-    const record: RecordedRequest = { method: request.method ?? '', path, body, startedMs: performance.now(), finishedMs: null };
+    const record: RecordedRequest = {
+      method: request.method ?? '', path, body, authorization: request.headers.authorization, startedMs: performance.now(), finishedMs: null,
+    };
     requests.push(record);
     active += 1;
     maxConcurrent = Math.max(maxConcurrent, active);

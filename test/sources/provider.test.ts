@@ -133,6 +133,23 @@ t.test('SOURCES: the built-in http provider GETs {base}{encodeURIComponent(itemI
   t.equal((await small.refresh('Fits', signal) as { title: string }).title, 'Fits', 'a body under the cap is read');
 });
 
+t.test('SOURCES: httpSourceProvider sends a user and password of its base URL as Basic authentication, never in the URL', async (t) => {
+  const stub = await stubTracker(t);
+  stub.setItem('T-1', { title: 'Locked' });
+  const signal = new AbortController().signal;
+  const withCredentials = stub.base.replace('http://', 'http://svc%40corp:S3cret%3Apass@');
+  t.strictSame(await httpSourceProvider(withCredentials).refresh('T-1', signal), { title: 'Locked' }, 'the request is made');
+  t.equal(stub.requests[0]?.authorization, `Basic ${Buffer.from('svc@corp:S3cret:pass').toString('base64')}`, 'decoded, as Basic credentials');
+  t.equal(stub.requests[0]?.path, '/items/T-1');
+  await httpSourceProvider(withCredentials).publish('T-1', { title: 'Q', details: null, assistanceKind: 'Question', priority: 'high' }, signal);
+  t.equal(stub.requests[1]?.authorization, stub.requests[0]?.authorization, 'publish sends them too');
+  await httpSourceProvider(stub.base).refresh('T-1', signal);
+  t.equal(stub.requests[2]?.authorization, undefined, 'a base without credentials sends none');
+  stub.failRefresh('T-1', { kind: 'status', status: 500 });
+  const failure = await httpSourceProvider(withCredentials).refresh('T-1', signal).catch((error: unknown) => String(error));
+  t.notMatch(failure, /S3cret/, 'a failure names no password');
+});
+
 t.test('SOURCES: httpSourceProvider refuses a base that is no http(s) URL and limits that are no positive integers', async (t) => {
   for (const base of ['ftp://tracker.example/items/', 'not a url', '', 'file:///etc/']) {
     t.throws(() => httpSourceProvider(base), new TypeError('httpSourceProvider: baseUrl must be an http: or https: URL'), base);
