@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
-import { makeParents, removeDatabaseFiles } from './files.js';
+import { createPrivateFile, makeParents, removeDatabaseFiles } from './files.js';
 
 /** What `backupDatabase` did. */
 export interface BackupSummary {
@@ -38,6 +38,7 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
   let pages: number;
   try {
     createdDirectory = makeParents(dirname(resolve(target)));
+    createPrivateFile(target);
     // After the first (sizing) step, every remaining page in one step.
     pages = (await db.backup(target, { progress: () => 0x7fffffff })).totalPages;
   } catch (error) {

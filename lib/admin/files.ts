@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
  * Creates the missing directories above a file, one level at a time: node's recursive
  * mkdirSync never returns on some paths (under /proc, say). Returns the topmost one it created,
- * which removes them all again; on failure nothing created is left behind.
+ * which removes them all again; on failure nothing created is left behind. They are the owner's
+ * alone (0700), as the database files in them are.
  */
 export function makeParents(directory: string): string | undefined {
   const missing: string[] = [];
@@ -13,12 +14,27 @@ export function makeParents(directory: string): string | undefined {
     if (dirname(current) === current) break;
   }
   try {
-    for (const created of missing) mkdirSync(created);
+    for (const created of missing) mkdirSync(created, { mode: 0o700 });
   } catch (error) {
     if (missing[0] !== undefined) rmSync(missing[0], { recursive: true, force: true });
     throw error;
   }
   return missing[0];
+}
+
+/**
+ * Creates `file` empty (an empty file is an empty SQLite database), readable and writable by its
+ * owner only, whatever the umask: it will hold token hashes and every organisation's data.
+ * SQLite gives the WAL and shared-memory files beside it the same mode. A file that exists
+ * already, or appears meanwhile, is left as it is.
+ */
+export function createPrivateFile(file: string): void {
+  if (existsSync(file)) return;
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
 }
 
 /** Removes a SQLite database file with the journal, WAL and shared-memory files beside it. */

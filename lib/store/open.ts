@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { makeParents } from '../admin/files.js';
+import { createPrivateFile, makeParents } from '../admin/files.js';
 import { migrate } from './migrations.js';
 import { packageFile } from './package-files.js';
 
@@ -28,7 +28,10 @@ const prepared = new WeakSet<Db>();
 export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
   const owned = typeof db === 'string';
   // Like the command line's `./data/...`: a path in a directory that does not exist yet works.
-  if (typeof db === 'string' && db !== ':memory:' && !db.startsWith('file:')) makeParents(dirname(resolve(db)));
+  if (typeof db === 'string' && db !== ':memory:' && !db.startsWith('file:')) {
+    makeParents(dirname(resolve(db)));
+    createPrivateFile(db);
+  }
   const handle = typeof db === 'string' ? new Database(db) : db;
   if (prepared.has(handle)) return { db: handle, owned };
   try {

@@ -1,6 +1,9 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { transientDatabaseFailure } from '../../lib/store/open.js';
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { backupDatabase } from '../../lib/admin/backup.js';
+import { openDatabase, transientDatabaseFailure } from '../../lib/store/open.js';
 
 // lib/store/open.ts: which failures are a busy or full database (503 temporarily_unavailable, not a 500).
 
@@ -30,4 +33,34 @@ t.test('STORE: a busy, locked or full database is recognised by name and code, f
   ] as const) {
     t.equal(transientDatabaseFailure(error), null, what);
   }
+});
+
+t.test('STORE: a new database file is its owner\'s alone (0600, and so its WAL), in new directories that are too (0700), whatever the umask', async (t) => {
+  const before = process.umask(0o022);
+  t.teardown(() => { process.umask(before); });
+  const dir = t.testdir();
+  const path = join(dir, 'new', 'deeper', 'db.sqlite');
+  const { db } = openDatabase(path);
+  db.prepare('INSERT INTO organisations (id, name) VALUES (1, ?)').run('Acme');
+  const mode = (file: string) => statSync(file).mode & 0o777;
+  t.equal(mode(path), 0o600, 'the database');
+  t.equal(mode(`${path}-wal`), 0o600, 'its WAL');
+  t.equal(mode(join(dir, 'new')), 0o700, 'the directories made for it');
+  t.equal(mode(join(dir, 'new', 'deeper')), 0o700);
+  db.close();
+  const existing = join(dir, 'shared.sqlite');
+  writeFileSync(existing, '', { mode: 0o640 });
+  openDatabase(existing).db.close();
+  t.equal(mode(existing), 0o640, 'an existing file keeps the mode its owner gave it');
+});
+
+t.test('STORE: a backup is its owner\'s alone (0600) too', async (t) => {
+  const before = process.umask(0o022);
+  t.teardown(() => { process.umask(before); });
+  const dir = t.testdir();
+  const source = join(dir, 'db.sqlite');
+  openDatabase(source).db.close();
+  await backupDatabase(source, join(dir, 'copies', 'copy.sqlite'));
+  t.equal(statSync(join(dir, 'copies', 'copy.sqlite')).mode & 0o777, 0o600);
+  t.equal(statSync(join(dir, 'copies')).mode & 0o777, 0o700);
 });
