@@ -2,15 +2,7 @@ import type { Principal } from '../../auth/authenticate.js';
 import type { ActualIntervalInputValue } from '../../schemas/requests.js';
 import type { IntervalInsert } from '../../store/task-writes.js';
 import { ServiceError } from '../errors.js';
-import { assertLocalSyntax, localMoment } from '../local-time-input.js';
-
-/** The local-date-time members of an interval list, for the syntax pass of `assertLocalSyntax`. */
-export function* intervalTimes(inputs: readonly ActualIntervalInputValue[] | undefined): Generator<readonly [string, string]> {
-  for (const [index, input] of (inputs ?? []).entries()) {
-    yield [`actualIntervals[${index}].start`, input.start];
-    yield [`actualIntervals[${index}].end`, input.end];
-  }
-}
+import { localMoment } from '../local-time-input.js';
 
 /**
  * Contract 6, actual intervals: each belongs to the caller's resource, ends after it starts and
@@ -25,8 +17,6 @@ export function validatedIntervals(
 ): IntervalInsert[] {
   const staffId = principal.resource?.id;
   if (staffId === undefined) throw new ServiceError('permission_denied', 'identity-only client');
-  // Every malformed time is a 400 before any interval's value rule (422) is judged.
-  assertLocalSyntax(intervalTimes(inputs));
   const intervals = inputs.map((input, index): IntervalInsert => {
     if (input.staffMemberId !== staffId) {
       throw new ServiceError('invalid_field', `actualIntervals[${index}].staffMemberId is not the caller's resource`);

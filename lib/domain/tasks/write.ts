@@ -5,9 +5,9 @@ import type { CalendarStatements } from '../../store/calendars.js';
 import type { EditableTask, TaskWriteStatements } from '../../store/task-writes.js';
 import { epochMsToLocal, localToEpochMs } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
-import { assertLocalSyntax, localInput, localMoment, nonblank } from '../local-time-input.js';
+import { localInput, localMoment, nonblank } from '../local-time-input.js';
 import type { MutationOutcome } from '../mutations.js';
-import { intervalTimes, validatedIntervals } from './effort.js';
+import { validatedIntervals } from './effort.js';
 
 export const REMAINING_MINUTES_WARNING = '299 worker-task-api "remainingMinutes is deprecated; send estimatedMinutes"';
 const MAX_MINUTES = 1_000_000;
@@ -55,13 +55,6 @@ export function taskWrites(deps: TaskWriteDependencies) {
 
   return {
     patch(principal: Principal, taskId: number, input: TaskPatchInput, now: number): MutationOutcome {
-      // Shape before business rules (contract 1): a malformed time is 400 even on a Done task.
-      assertLocalSyntax([
-        ['startedAt', input.startedAt],
-        ['earliestStart', input.earliestStart],
-        ['releaseDate', input.releaseDate],
-        ...intervalTimes(input.actualIntervals),
-      ]);
       const row = editable(taskId);
       if (row.status === 'Done') throw new ServiceError('task_completed');
       if (Object.keys(input).length === 0) return { status: 204, changed: false };
