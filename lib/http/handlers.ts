@@ -179,9 +179,11 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     ['renewClaim', write((c) => claims.renew(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
     ['releaseClaim', write((c) => claims.release(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
     ['createHumanRequest', writeThenPublish((c) => assistance.create(c.principal, c.id, bodyOf<AssistanceCreateInput>(c), c.now))],
-    ['getHumanRequest', ({ id, now }) => jsonResponse(200, assistance.read(id, now))],
+    // One read transaction each, as for the task reads: their several statements see one snapshot.
+    ['getHumanRequest', ({ id, now }) => jsonResponse(200, snapshots.within(() => assistance.read(id, now)))],
     ['evaluateExternal', writeThenPublish((c) => evaluation.evaluate(c.id, bodyOf<ExternalEvaluationInput>(c), c.now))],
-    ['listIncoming', ({ principal, query, now }) => jsonResponse(200, incoming.list(principal, query.get('includeAccepted') === 'true', now))],
+    ['listIncoming', ({ principal, query, now }) =>
+      jsonResponse(200, snapshots.within(() => incoming.list(principal, query.get('includeAccepted') === 'true', now)))],
     ['startIncoming', write((c) => incoming.start(c.id, c.now))],
     ['planIncoming', write((c) => incoming.plan(c.id, bodyOf<IncomingPlanInput>(c)))],
     ['reassignIncoming', write((c) => incoming.reassign(c.principal, c.id, bodyOf<IncomingReassignInput>(c)))],
