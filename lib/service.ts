@@ -109,7 +109,6 @@ export function createService(options: ServiceOptions): Service {
         itemsOf: (ids) => sources.ofTasks(ids), expectingReplies: (id) => sources.expectingReplies(id), refresh, maxAgeMs: resolved.sourceMaxAgeMs,
       },
       reads,
-      organisations,
       remaining: (resourceId, now) => remainingMinutesFor(calendars, resourceId, now),
       allocation,
     }),

@@ -1,6 +1,5 @@
 import type { Principal } from '../../auth/authenticate.js';
 import type { TaskView } from '../../schemas/resources.js';
-import type { OrganisationStatements } from '../../store/organisations.js';
 import type { TaskSourceRow } from '../../store/sources.js';
 import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
@@ -35,7 +34,6 @@ export interface OfferSources {
 export interface TaskReadDependencies {
   readonly sources: OfferSources;
   readonly reads: TaskReadStatements;
-  readonly organisations: OrganisationStatements;
   /** Remaining-time rules as seen by one resource at one instant. */
   readonly remaining: (resourceId: number, now: number) => RemainingMinutes;
   /** Whether the caller's plan gives a task working time within the horizon. */
@@ -44,17 +42,12 @@ export interface TaskReadDependencies {
 
 /** The read use cases: one task, the offer list and the waiting list. */
 export function taskReads(deps: TaskReadDependencies) {
-  const { reads, organisations } = deps;
+  const { reads } = deps;
 
   /** Views of `rows`, valid until `until` or until elapsed time changes a remaining figure. */
   function views(principal: Principal, rows: readonly TaskRow[], includeNotes: boolean, now: number, until: number): Timed<TaskView[]> {
     const remaining = deps.remaining(resourceId(principal), now);
-    const value = buildTaskViews(rows, reads, {
-      principal,
-      workspaceVersion: rows[0]?.workspaceVersion ?? organisations.workspaceVersion(principal.organisationId),
-      includeNotes,
-      remaining,
-    });
+    const value = buildTaskViews(rows, reads, { principal, includeNotes, remaining });
     return { value, validUntil: Math.min(until, remaining.validUntil()) };
   }
 
@@ -79,8 +72,8 @@ export function taskReads(deps: TaskReadDependencies) {
       const row = reads.task(taskId, now);
       if (row === undefined) throw new ServiceError('task_not_found');
       const { value: [view], validUntil } = views(principal, [row], true, now, Number.POSITIVE_INFINITY);
-      if (view === undefined) throw new ServiceError('task_not_found');
-      return { value: view, validUntil };
+      // One view per row.
+      return { value: view as TaskView, validUntil };
     },
 
     /**

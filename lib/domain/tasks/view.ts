@@ -96,8 +96,6 @@ export interface RemainingMinutes {
 
 export interface ViewOptions {
   readonly principal: Principal;
-  /** Used when the rows do not carry it (they do when read with the task columns). */
-  readonly workspaceVersion: number;
   readonly includeNotes: boolean;
   readonly remaining: RemainingMinutes;
 }
@@ -228,7 +226,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
         ? requests.map((request) => humanRequestView(request, options.remaining.humanRequest(request)))
         : [],
       notes,
-      etag: taskEtag(row.id, row.workspaceVersion ?? options.workspaceVersion),
+      etag: taskEtag(row.id, row.workspaceVersion),
     };
   });
 }
