@@ -54,6 +54,8 @@ Scopes: ${SCOPES.join(', ')}
 `;
 
 const DEFAULT_DB = './data/worker-task-api.sqlite';
+// lib/schemas/common.ts has it too, but importing it loads TypeBox, which would triple the time
+// every command (`--help` included) takes to start.
 const INT32_MAX = 2147483647;
 
 /** Bad command line: usage on stderr, exit 2. */

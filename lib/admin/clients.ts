@@ -1,6 +1,8 @@
 import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
 import { generateToken, hashToken } from '../auth/token.js';
+import { claimStatements } from '../store/claims.js';
 import type { Db } from '../store/open.js';
+import { organisationStatements } from '../store/organisations.js';
 
 /** A refused administrative change; its message is meant for the operator as is. */
 export class AdminError extends Error {
@@ -81,9 +83,8 @@ export function adminClients(db: Db, options: { now?: () => number } = {}) {
   const allClients = db.prepare<[], ClientRow>(`SELECT ${CLIENT_COLUMNS} FROM api_clients c ORDER BY c.id`);
   const updateHash = db.prepare<[string, number]>('UPDATE api_clients SET token_hash = ? WHERE id = ?');
   const deactivate = db.prepare<[number]>('UPDATE api_clients SET is_active = 0 WHERE id = ?');
-  const releaseLiveLeases = db.prepare<[number, number, number]>(
-    'UPDATE claims SET released_utc = ? WHERE client_id = ? AND released_utc IS NULL AND expires_utc > ?');
-  const bumpVersion = db.prepare<[number]>('UPDATE organisations SET workspace_version = workspace_version + 1 WHERE id = ?');
+  const leases = claimStatements(db);
+  const organisations = organisationStatements(db);
 
   function existing(id: number): ClientRow {
     const row = clientById.get(id);
@@ -136,10 +137,9 @@ export function adminClients(db: Db, options: { now?: () => number } = {}) {
     const row = existing(id);
     deactivate.run(id);
     // Nobody else could use or release the lease, so it would hold the task until it expired.
-    const at = now();
-    const releasedLeases = releaseLiveLeases.run(at, id, at).changes;
+    const releasedLeases = leases.releaseLiveOfClient(id, now());
     // A release is a change of the task (offers, ETags), as when a client releases it (contract 2).
-    if (releasedLeases > 0) bumpVersion.run(row.organisationId);
+    if (releasedLeases > 0) organisations.bumpWorkspaceVersion(row.organisationId);
     return { client: summary({ ...row, isActive: 0 }), wasActive: row.isActive === 1, releasedLeases };
   });
 

@@ -32,19 +32,21 @@ export function claimUseCases(deps: ClaimDependencies) {
     return lease;
   }
 
+  /** The acquisition checks in contract order: Done, blocked, otherwise not runnable, live lease. */
+  function assertClaimable(principal: Principal, taskId: number, now: number): void {
+    const row = reads.task(taskId, now);
+    if (row === undefined) throw new ServiceError('task_not_found');
+    if (row.status === 'Done') throw new ServiceError('task_completed');
+    if (isBlocked(row)) throw new ServiceError('task_blocked');
+    if (!isRunnable(row, now, deps.allocation(principal, now).allocated)) throw new ServiceError('task_not_runnable');
+    if (row.liveClaimExpiresUtc !== null) throw new ServiceError('task_claimed');
+  }
+
   return {
-    /** The acquisition checks in contract order: Done, blocked, otherwise not runnable, live lease. */
-    assertClaimable(principal: Principal, taskId: number, now: number): void {
-      const row = reads.task(taskId, now);
-      if (row === undefined) throw new ServiceError('task_not_found');
-      if (row.status === 'Done') throw new ServiceError('task_completed');
-      if (isBlocked(row)) throw new ServiceError('task_blocked');
-      if (!isRunnable(row, now, deps.allocation(principal, now).allocated)) throw new ServiceError('task_not_runnable');
-      if (row.liveClaimExpiresUtc !== null) throw new ServiceError('task_claimed');
-    },
+    assertClaimable,
 
     claim(principal: Principal, taskId: number, now: number): MutationOutcome {
-      this.assertClaimable(principal, taskId, now);
+      assertClaimable(principal, taskId, now);
       const token = randomUUID();
       const expiresUtc = now + LEASE_MS;
       claims.insert(taskId, principal.clientId, token, now, expiresUtc);

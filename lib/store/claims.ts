@@ -9,18 +9,26 @@ export interface LeaseRow {
   releasedUtc: number | null;
 }
 
+/**
+ * Contract 2: a lease is live while it is unreleased and unexpired at `@now`. `alias` names the
+ * claims table where the query has several.
+ */
+export const liveLeaseAt = (alias = ''): string => `${alias}released_utc IS NULL AND ${alias}expires_utc > @now`;
+
 const LEASE_COLUMNS = `id, task_id AS taskId, client_id AS clientId, token, expires_utc AS expiresUtc, released_utc AS releasedUtc`;
 
 /** Task leases. A lease is live while it is unreleased and unexpired. */
 export function claimStatements(db: Db) {
   const live = db.prepare<[{ taskId: number; now: number }], LeaseRow>(`
     SELECT ${LEASE_COLUMNS} FROM claims
-     WHERE task_id = @taskId AND released_utc IS NULL AND expires_utc > @now ORDER BY id DESC LIMIT 1`);
+     WHERE task_id = @taskId AND ${liveLeaseAt()} ORDER BY id DESC LIMIT 1`);
   const byToken = db.prepare<[string], LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM claims WHERE token = ?`);
   const insert = db.prepare(`INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc)
     VALUES (@taskId, @clientId, @token, @now, @expiresUtc)`);
   const extend = db.prepare<[{ id: number; expiresUtc: number }]>('UPDATE claims SET expires_utc = @expiresUtc WHERE id = @id');
   const release = db.prepare<[{ id: number; now: number }]>('UPDATE claims SET released_utc = @now WHERE id = @id');
+  const releaseClients = db.prepare<[{ clientId: number; now: number }]>(
+    `UPDATE claims SET released_utc = @now WHERE client_id = @clientId AND ${liveLeaseAt()}`);
   return {
     liveLease: (taskId: number, now: number) => live.get({ taskId, now }),
     byToken: (token: string) => byToken.get(token),
@@ -28,6 +36,8 @@ export function claimStatements(db: Db) {
       insert.run({ taskId, clientId, token, now, expiresUtc }),
     extend: (id: number, expiresUtc: number) => extend.run({ id, expiresUtc }),
     release: (id: number, now: number) => release.run({ id, now }),
+    /** Releases every live lease of a client; how many there were. */
+    releaseLiveOfClient: (clientId: number, now: number): number => releaseClients.run({ clientId, now }).changes,
   };
 }
 

@@ -1,3 +1,4 @@
+import { liveLeaseAt } from './claims.js';
 import type { Db } from './open.js';
 
 /** One task with its project and the flags that decide blocking and leasing. */
@@ -115,7 +116,7 @@ const TASK_COLUMNS = `
   p.deadline_reason AS projectDeadlineReason, p.is_active AS projectActive,
   ${BLOCKING_COLUMNS},
   (SELECT max(c.expires_utc) FROM claims c
-    WHERE c.task_id = t.id AND c.released_utc IS NULL AND c.expires_utc > @now) AS liveClaimExpiresUtc,
+    WHERE c.task_id = t.id AND ${liveLeaseAt('c.')}) AS liveClaimExpiresUtc,
   (SELECT o.workspace_version FROM organisations o WHERE o.id = t.organisation_id) AS workspaceVersion,
   EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id) AS hasDependencies,
   EXISTS (SELECT 1 FROM actual_intervals ai WHERE ai.task_id = t.id) AS hasIntervals,

@@ -198,6 +198,9 @@ export function formatUtc(ms: number): string {
   return new Date(ms).toISOString();
 }
 
+/** `formatUtc`, with null for no instant. */
+export const formatUtcOrNull = (ms: number | null): string | null => (ms === null ? null : formatUtc(ms));
+
 /**
  * Parses a strict utc-date-time (`YYYY-MM-DDTHH:mm:ss(.fraction)?Z`, a fraction of any length
  * truncated to milliseconds) to epoch ms, or null when invalid (including offsets other than `Z`).

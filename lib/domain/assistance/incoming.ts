@@ -5,12 +5,11 @@ import { incomingSuggestion } from '../../plan/suggestion.js';
 import type { IncomingView } from '../../schemas/resources.js';
 import type { IncomingCompleteInput, IncomingPlanInput, IncomingReassignInput } from '../../schemas/requests.js';
 import type { AssistanceStatements, IncomingRow, IncomingUpdate } from '../../store/assistance.js';
-import { formatUtc } from '../../time/london.js';
+import { formatUtc, formatUtcOrNull } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
 import { localInput } from '../local-time-input.js';
 import type { MutationOutcome } from '../mutations.js';
 
-const utcOrNull = (ms: number | null): string | null => (ms === null ? null : formatUtc(ms));
 
 /** The row as it will be written back, with a fresh revision: every change gets a new one. */
 export function incomingUpdate(row: IncomingRow): IncomingUpdate {
@@ -76,7 +75,7 @@ export function incomingWork(deps: IncomingDependencies) {
           plannedStart: row.plannedStart,
           response: row.response,
           responseState: row.responseState,
-          actualStartUtc: utcOrNull(row.actualStartUtc),
+          actualStartUtc: formatUtcOrNull(row.actualStartUtc),
           actualEffortMinutes: row.actualEffortMinutes,
           etag: `"${row.revision}"`,
         };

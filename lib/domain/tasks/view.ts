@@ -6,7 +6,7 @@ import type {
 import type {
   HumanRequestRow, TaskReadStatements, TaskRow,
 } from '../../store/task-reads.js';
-import { formatUtc } from '../../time/london.js';
+import { formatUtc, formatUtcOrNull } from '../../time/london.js';
 import { blockingReasons } from './state.js';
 
 /** Quoted task ETag of contract 4. */
@@ -14,7 +14,6 @@ export function taskEtag(taskId: number, workspaceVersion: number): string {
   return `"task-${taskId}-plan-${workspaceVersion}"`;
 }
 
-const utcOrNull = (ms: number | null): string | null => (ms === null ? null : formatUtc(ms));
 
 const STATUS_OF_LIFECYCLE = {
   floating: 'Ready',
@@ -44,14 +43,14 @@ export function humanRequestView(row: HumanRequestRow, remainingMinutes: number)
     isOutstandingBlocker: row.isBlocking === 1 && row.responseState !== 'resolved',
     response: row.response,
     createdUtc: formatUtc(row.createdUtc),
-    completedUtc: utcOrNull(row.completedUtc),
+    completedUtc: formatUtcOrNull(row.completedUtc),
     lifecycle: row.lifecycle,
     priorityName: row.priorityName,
     responseState: row.responseState,
-    actualStartUtc: utcOrNull(row.actualStartUtc),
+    actualStartUtc: formatUtcOrNull(row.actualStartUtc),
     actualEffortMinutes: row.actualEffortMinutes,
     incomingRevision: row.revision,
-    respondedAtUtc: utcOrNull(row.respondedAtUtc),
+    respondedAtUtc: formatUtcOrNull(row.respondedAtUtc),
     assistanceKind: row.assistanceKind,
   };
 }
@@ -62,7 +61,7 @@ function awaitingEvaluation(row: HumanRequestRow): AwaitingEvaluationView {
     assistanceStageId: row.stageId,
     assistanceKind: row.assistanceKind,
     response: row.response,
-    respondedAtUtc: utcOrNull(row.respondedAtUtc),
+    respondedAtUtc: formatUtcOrNull(row.respondedAtUtc),
     revision: row.revision,
   };
 }
@@ -150,7 +149,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
         author: hideReply ? null : change.author,
         occurredUtc: formatUtc(change.occurredUtc),
         receivedUtc: formatUtc(change.receivedUtc),
-        acknowledgedUtc: utcOrNull(change.acknowledgedUtc),
+        acknowledgedUtc: formatUtcOrNull(change.acknowledgedUtc),
       };
     });
     const assigneeViews = taskAssignees.map((assignee): AssignmentView => ({
@@ -163,7 +162,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
       providerKey: context.providerKey,
       itemId: context.itemId,
       facts: { title: context.title, description: context.description, businessStatus: context.businessStatus },
-      lastSuccessUtc: utcOrNull(context.lastSuccessUtc),
+      lastSuccessUtc: formatUtcOrNull(context.lastSuccessUtc),
       isAvailable: context.isAvailable === 1,
     }));
     const sourceActivations = (activations.get(row.id) ?? EMPTY).map((activation): SourceActivationView => ({
