@@ -125,7 +125,7 @@ export function createService(options: ServiceOptions): Service {
   });
 
   const handle = createPipeline({
-    router: new Router(OPERATIONS.filter((operation) => handlers.has(operation.operationId) || operation.caller === 'anonymous')),
+    router: new Router(OPERATIONS),
     clients: clientStatements(db),
     snapshots,
     batches: commits,
@@ -134,9 +134,9 @@ export function createService(options: ServiceOptions): Service {
     clock: resolved.clock,
     logger: resolved.logger,
     handlers,
-    anonymousHandlers: new Map([
-      ['getOpenApi', () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: openApiText() })],
-    ]),
+    anonymousHandlers: {
+      getOpenApi: () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: openApiText() }),
+    },
     targetChecks: {
       task: (principal, id, read) => assertTaskOwned(principal, id, reads, { memo: taskAccess, ...read }),
       'assistance-stage': (principal, id) => assertStageVisible(principal, id, assistance),

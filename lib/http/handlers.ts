@@ -7,6 +7,7 @@ import { ServiceError } from '../domain/errors.js';
 import { taskEtag } from '../domain/tasks/view.js';
 import { taskIfMatch } from './preconditions.js';
 import type { MutationOutcome, MutationRunner, WriteRequest } from '../domain/mutations.js';
+import type { ClientOperationId } from './operations.js';
 import type { ServiceResponse } from './types.js';
 import type { TaskReads } from '../domain/tasks/read.js';
 import type { TaskWrites } from '../domain/tasks/write.js';
@@ -71,8 +72,8 @@ function bodyOf<T>(context: OperationContext): T {
   return context.body?.value as T;
 }
 
-/** Binds each operation id to its use case. */
-export function operationHandlers(deps: HandlerDependencies): Map<string, OperationHandler> {
+/** Binds each operation a client calls to its use case: a missing or misspelt one does not compile. */
+export function operationHandlers(deps: HandlerDependencies): Record<ClientOperationId, OperationHandler> {
   const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources, publisher, readCache, snapshots } = deps;
 
   /**
@@ -159,34 +160,31 @@ export function operationHandlers(deps: HandlerDependencies): Map<string, Operat
     });
   };
 
-  return new Map<string, OperationHandler>([
-    ['getIdentity', ({ principal }) => jsonResponse(200, identityView(principal))],
-    ['listAvailableTasks', (c) => listResponse(cachedRead(c, 'available', () => tasks.listAvailable(c.principal, c.now)))],
-    ['listWaitingTasks', (c) => listResponse(cachedRead(c, 'waiting', () => tasks.listWaiting(c.principal, c.now)))],
-    [
-      'getTask',
-      (c): ServiceResponse => {
-        const task = cachedRead(c, 'task', () => tasks.getTask(c.principal, c.id, c.now), (view) => view.etag);
-        const etag = task.etag ?? '';
-        if (ifNoneMatchHits(c.headers.get('if-none-match'), etag)) return { status: 304, headers: { etag } };
-        return { status: 200, headers: { etag, 'content-type': 'application/json' }, body: task.body };
-      },
-    ],
-    ['patchTask', write((c) => writes.patch(c.principal, c.id, bodyOf<TaskPatchInput>(c), c.now))],
-    ['replaceActualEffort', write((c) => writes.replaceEffort(c.principal, c.id, bodyOf<ActualEffortInput>(c), c.now))],
-    ['appendNote', write((c) => writes.appendNote(c.principal, c.id, bodyOf<NoteCreateInput>(c), c.now))],
-    ['claimTask', claim],
-    ['renewClaim', write((c) => claims.renew(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
-    ['releaseClaim', write((c) => claims.release(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now))],
-    ['createHumanRequest', writeThenPublish((c) => assistance.create(c.principal, c.id, bodyOf<AssistanceCreateInput>(c), c.now))],
+  return {
+    getIdentity: ({ principal }) => jsonResponse(200, identityView(principal)),
+    listAvailableTasks: (c) => listResponse(cachedRead(c, 'available', () => tasks.listAvailable(c.principal, c.now))),
+    listWaitingTasks: (c) => listResponse(cachedRead(c, 'waiting', () => tasks.listWaiting(c.principal, c.now))),
+    getTask: (c): ServiceResponse => {
+      const task = cachedRead(c, 'task', () => tasks.getTask(c.principal, c.id, c.now), (view) => view.etag);
+      const etag = task.etag ?? '';
+      if (ifNoneMatchHits(c.headers.get('if-none-match'), etag)) return { status: 304, headers: { etag } };
+      return { status: 200, headers: { etag, 'content-type': 'application/json' }, body: task.body };
+    },
+    patchTask: write((c) => writes.patch(c.principal, c.id, bodyOf<TaskPatchInput>(c), c.now)),
+    replaceActualEffort: write((c) => writes.replaceEffort(c.principal, c.id, bodyOf<ActualEffortInput>(c), c.now)),
+    appendNote: write((c) => writes.appendNote(c.principal, c.id, bodyOf<NoteCreateInput>(c), c.now)),
+    claimTask: claim,
+    renewClaim: write((c) => claims.renew(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now)),
+    releaseClaim: write((c) => claims.release(c.principal, c.id, bodyOf<ClaimRequestInput>(c).token, c.now)),
+    createHumanRequest: writeThenPublish((c) => assistance.create(c.principal, c.id, bodyOf<AssistanceCreateInput>(c), c.now)),
     // One read transaction each, as for the task reads: their several statements see one snapshot.
-    ['getHumanRequest', ({ id, now }) => jsonResponse(200, snapshots.within(() => assistance.read(id, now)))],
-    ['evaluateExternal', writeThenPublish((c) => evaluation.evaluate(c.id, bodyOf<ExternalEvaluationInput>(c), c.now))],
-    ['listIncoming', ({ principal, query, now }) =>
-      jsonResponse(200, snapshots.within(() => incoming.list(principal, query.get('includeAccepted') === 'true', now)))],
-    ['startIncoming', write((c) => incoming.start(c.id, c.now))],
-    ['planIncoming', write((c) => incoming.plan(c.id, bodyOf<IncomingPlanInput>(c)))],
-    ['reassignIncoming', write((c) => incoming.reassign(c.principal, c.id, bodyOf<IncomingReassignInput>(c)))],
-    ['completeIncoming', write((c) => incoming.complete(c.id, bodyOf<IncomingCompleteInput>(c), c.now))],
-  ]);
+    getHumanRequest: ({ id, now }) => jsonResponse(200, snapshots.within(() => assistance.read(id, now))),
+    evaluateExternal: writeThenPublish((c) => evaluation.evaluate(c.id, bodyOf<ExternalEvaluationInput>(c), c.now)),
+    listIncoming: ({ principal, query, now }) =>
+      jsonResponse(200, snapshots.within(() => incoming.list(principal, query.get('includeAccepted') === 'true', now))),
+    startIncoming: write((c) => incoming.start(c.id, c.now)),
+    planIncoming: write((c) => incoming.plan(c.id, bodyOf<IncomingPlanInput>(c))),
+    reassignIncoming: write((c) => incoming.reassign(c.principal, c.id, bodyOf<IncomingReassignInput>(c))),
+    completeIncoming: write((c) => incoming.complete(c.id, bodyOf<IncomingCompleteInput>(c), c.now)),
+  };
 }

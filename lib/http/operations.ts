@@ -37,13 +37,28 @@ export interface SuccessSpec {
   readonly headers: readonly ('ETag' | 'Location' | 'Warning')[];
 }
 
+/** Every operation of the spec, by the id it has in the OpenAPI document. */
+export const OPERATION_IDS = [
+  'getIdentity', 'listAvailableTasks', 'listWaitingTasks', 'getTask', 'patchTask', 'replaceActualEffort', 'appendNote',
+  'claimTask', 'renewClaim', 'releaseClaim', 'createHumanRequest', 'getHumanRequest', 'evaluateExternal', 'listIncoming',
+  'startIncoming', 'planIncoming', 'reassignIncoming', 'completeIncoming', 'getOpenApi',
+] as const;
+
+export type OperationId = (typeof OPERATION_IDS)[number];
+
+/** The operations anyone may call, without credentials. */
+export type AnonymousOperationId = 'getOpenApi';
+
+/** The operations a client calls with its credential: each has its handler (see handlers.ts). */
+export type ClientOperationId = Exclude<OperationId, AnonymousOperationId>;
+
 /**
  * One operation of the spec: everything the pipeline needs to run it (scope, body, retry and
  * precondition rules) and everything the OpenAPI document says about it. The same table feeds
  * both, so the document cannot drift from the behaviour.
  */
 export interface OperationSpec {
-  readonly operationId: string;
+  readonly operationId: OperationId;
   readonly method: HttpMethod;
   /** Path below `/api/v1`, OpenAPI style (`/tasks/{id}`). */
   readonly path: string;
@@ -65,7 +80,7 @@ export interface OperationSpec {
 const noQuery: readonly QueryParameterSpec[] = [];
 
 function taskWrite(
-  operationId: string,
+  operationId: ClientOperationId,
   method: HttpMethod,
   path: string,
   summary: string,
@@ -83,7 +98,7 @@ function taskWrite(
   };
 }
 
-function incomingAction(operationId: string, action: string, summary: string, body: BodySpec): OperationSpec {
+function incomingAction(operationId: ClientOperationId, action: string, summary: string, body: BodySpec): OperationSpec {
   return {
     operationId, method: 'POST', path: `/incoming/{id}/${action}`, summary, caller: 'resource-client',
     scope: 'tasks:update', target: 'incoming', query: noQuery, body, idempotencyKey: 'required',

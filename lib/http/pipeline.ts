@@ -9,7 +9,7 @@ import type { ReadEpoch, SnapshotStatements } from '../store/snapshots.js';
 import type { Clock } from '../time/clock.js';
 import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './body.js';
 import { requestHeaders, type RequestHeaders } from './headers.js';
-import { BASE_PATH, type OperationSpec } from './operations.js';
+import { BASE_PATH, type AnonymousOperationId, type ClientOperationId, type OperationSpec } from './operations.js';
 import { newTraceId, problemResponse } from './problem.js';
 import type { Router } from './router.js';
 import type { ResponseMeta, ServiceRequest, ServiceResponse } from './types.js';
@@ -67,8 +67,8 @@ export interface PipelineDependencies {
   readonly limiter: FixedWindowRateLimiter;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly handlers: ReadonlyMap<string, OperationHandler>;
-  readonly anonymousHandlers: ReadonlyMap<string, () => ServiceResponse>;
+  readonly handlers: Readonly<Record<ClientOperationId, OperationHandler>>;
+  readonly anonymousHandlers: Readonly<Record<AnonymousOperationId, () => ServiceResponse>>;
   readonly targetChecks: Readonly<Partial<Record<OperationSpec['target'], TargetCheck>>>;
 }
 
@@ -207,8 +207,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       }
 
       if (operation.caller === 'anonymous') {
-        const anonymous = deps.anonymousHandlers.get(operation.operationId);
-        if (anonymous === undefined) throw new ServiceError('route_not_found');
+        const anonymous = deps.anonymousHandlers[operation.operationId as AnonymousOperationId];
         // Step 6 applies to anonymous operations too: unknown query parameters are 400 here as
         // everywhere else (only authentication, rate limit and scope are skipped).
         parseQuery(rawQuery, operation);
@@ -249,8 +248,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       // 7. Target: existence, organisation and ownership.
       deps.targetChecks[operation.target]?.(principal, id, { epoch, cacheable });
 
-      const handler = deps.handlers.get(operation.operationId);
-      if (handler === undefined) throw new ServiceError('route_not_found');
+      const handler = deps.handlers[operation.operationId as ClientOperationId];
       const reverify = (): void => {
         const current = deps.snapshots.epoch();
         const again = authenticate(headers.get('authorization'), current.credentials, deps.snapshots.credentialsCommitted(current.credentials));

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { FixedWindowRateLimiter } from '../../lib/auth/rate-limit.js';
 import { ServiceError } from '../../lib/domain/errors.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
-import { OPERATIONS } from '../../lib/http/operations.js';
+import { OPERATION_IDS, OPERATIONS, type ClientOperationId } from '../../lib/http/operations.js';
 import { createPipeline, jsonResponse, type OperationContext, type OperationHandler } from '../../lib/http/pipeline.js';
 import { Router } from '../../lib/http/router.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
@@ -24,7 +24,7 @@ const clients = clientStatements(db);
 
 function pipeline(handlerFor: (operationId: string) => OperationHandler) {
   const errors: Record<string, unknown>[] = [];
-  const handlers = new Map(OPERATIONS.filter((operation) => operation.caller !== 'anonymous').map((operation) => [operation.operationId, handlerFor(operation.operationId)] as const));
+  const handlers = Object.fromEntries(OPERATION_IDS.filter((id) => id !== 'getOpenApi').map((id) => [id, handlerFor(id)])) as Record<ClientOperationId, OperationHandler>;
   const handle = createPipeline({
     router: new Router(OPERATIONS),
     clients,
@@ -34,7 +34,7 @@ function pipeline(handlerFor: (operationId: string) => OperationHandler) {
     clock,
     logger: { error: (entry) => errors.push(entry) },
     handlers,
-    anonymousHandlers: new Map([['getOpenApi', () => jsonResponse(200, {})]]),
+    anonymousHandlers: { getOpenApi: () => jsonResponse(200, {}) },
     targetChecks: {},
   });
   return { handle: async (request: Parameters<typeof handle>[0]): Promise<ServiceResponse> => handle(request), errors };
@@ -130,4 +130,9 @@ t.test('PIPELINE: an asynchronous handler is finished like a synchronous one, an
   expectProblem(t, refused, 'temporarily_unavailable', 'a ServiceError from an async handler keeps its code');
   t.notMatch(refused.body, /internal reason/);
   t.equal(errors.length, 1, 'a ServiceError is not an unexpected error');
+});
+
+t.test('OPERATIONS: the table holds every operation id once, and only getOpenApi is anonymous', async (t) => {
+  t.strictSame(OPERATIONS.map((operation) => operation.operationId).sort(), [...OPERATION_IDS].sort());
+  t.strictSame(OPERATIONS.filter((operation) => operation.caller === 'anonymous').map((operation) => operation.operationId), ['getOpenApi']);
 });
