@@ -56,6 +56,9 @@ const stderrLogger: Logger = {
 const hasMethod = (value: object, name: string): boolean =>
   typeof (value as Record<string, unknown>)[name] === 'function';
 
+const optionalMethod = (value: object, name: string): boolean =>
+  (value as Record<string, unknown>)[name] === undefined || hasMethod(value, name);
+
 /** The latest instant London wall times can name: 9999-12-31T23:59:59.999Z. */
 const LAST_INSTANT_MS = 253_402_300_799_999;
 
@@ -105,7 +108,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (!((typeof db === 'string' && db.length > 0) || isDatabase(db))) {
     throw new TypeError("createService: options.db must be a file path, ':memory:' or an open better-sqlite3 Database");
   }
-  if (clock !== undefined && !(typeof clock === 'object' && clock !== null && hasMethod(clock, 'now') && answersEpochMs(clock as Clock))) {
+  if (clock !== undefined && !(typeof clock === 'object' && clock !== null && hasMethod(clock, 'now') && optionalMethod(clock, 'after') &&
+      answersEpochMs(clock as Clock))) {
     throw new TypeError('createService: options.clock must be an object with a now() method returning epoch milliseconds');
   }
   if (rateLimit !== undefined && !(Number.isInteger(rateLimit) && (rateLimit as number) >= 1 && (rateLimit as number) <= 1e9)) {
@@ -124,8 +128,6 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       providers.set(key, provider as SourceProvider);
     }
   }
-  const optionalMethod = (value: object, name: string): boolean =>
-    (value as Record<string, unknown>)[name] === undefined || hasMethod(value, name);
   if (logger !== undefined && (typeof logger !== 'object' || logger === null || !hasMethod(logger, 'error') ||
       !optionalMethod(logger, 'info') || !optionalMethod(logger, 'debug'))) {
     throw new TypeError('createService: options.logger must be an object with an error() method (info() and debug() optional)');

@@ -68,13 +68,15 @@ export function createService(options: ServiceOptions): Service {
   const sources = sourceStatements(db);
   const commits = groupCommit(db);
   const refresher = sourceRefresher({
-    db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger, batches: commits,
+    db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, clock: resolved.clock,
+    logger: resolved.logger, batches: commits,
     closed: () => closed,
   });
   const refresh = (items: readonly TaskSourceRow[]) => refresher.refresh(items, () => resolved.clock.now());
   const publisher = sourcePublisher({
     sources, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger,
     now: () => resolved.clock.now(),
+    clock: resolved.clock,
     inTransaction: () => db.inTransaction,
     batches: commits,
     closed: () => closed,

@@ -4,6 +4,7 @@ import type { SourceStatements } from '../store/sources.js';
 import { formatUtc } from '../time/london.js';
 import { describeFailure, parsePublished, type SourceProvider } from './provider.js';
 import { withDeadline } from './timeout.js';
+import type { Clock } from '../time/clock.js';
 
 type DuePublication = ReturnType<SourceStatements['duePublications']>[number];
 
@@ -13,6 +14,8 @@ export interface PublisherOptions {
   readonly timeoutMs: number;
   readonly logger: Logger;
   readonly now: () => number;
+  /** The service's clock: deadlines of provider calls run on it. */
+  readonly clock: Clock;
   /** True while a (group) transaction is open: what it holds is not committed yet. */
   readonly inTransaction: () => boolean;
   readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
@@ -61,7 +64,7 @@ export function sourcePublisher(options: PublisherOptions) {
     };
     try {
       if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
-      const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs));
+      const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs, options.clock));
       if (ref === null) throw new Error('the source answered without a ref');
       return () => {
         sources.markPublished(publication.stageId, publication.sourceItemId, ref, publication.generation);

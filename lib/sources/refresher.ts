@@ -7,6 +7,7 @@ import type { SourceItemRow, SourceStatements } from '../store/sources.js';
 import { parseInstant } from '../time/london.js';
 import { describeFailure, parseSnapshot, type SourceProvider, type SourceSnapshot } from './provider.js';
 import { withDeadline } from './timeout.js';
+import type { Clock } from '../time/clock.js';
 
 export interface RefreshOptions {
   readonly db: Db;
@@ -14,6 +15,8 @@ export interface RefreshOptions {
   readonly organisations: OrganisationStatements;
   readonly providers: ReadonlyMap<string, SourceProvider>;
   readonly timeoutMs: number;
+  /** The service's clock: deadlines of provider calls run on it. */
+  readonly clock: Clock;
   readonly logger: Logger;
   /** The service's group commit: providers are called only while no batch is open. */
   readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
@@ -59,7 +62,7 @@ export function sourceRefresher(options: RefreshOptions) {
   async function readSnapshot(provider: SourceProvider, item: SourceItemRow): Promise<SourceSnapshot | null> {
     let snapshot: SourceSnapshot | null;
     try {
-      snapshot = parseSnapshot(await withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs));
+      snapshot = parseSnapshot(await withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs, options.clock));
     } catch (error) {
       options.logger.error({ message: 'source refresh failed', providerKey: item.providerKey, itemId: item.itemId, error: describeFailure(error) });
       return null;

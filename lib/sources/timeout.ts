@@ -1,22 +1,31 @@
+import type { Clock } from '../time/clock.js';
+
+/** Real time, for a clock without timers of its own. */
+const realTime: Required<Clock> = {
+  now: () => performance.now(),
+  after(ms, callback) {
+    const timer = setTimeout(callback, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
 /**
- * Runs provider code with a deadline. The provider gets an AbortSignal, but one that ignores it
- * still cannot hold the request: the deadline rejects regardless. A result that settles late
- * counts as no answer too: work that blocks the event loop (parsing a huge body, say) can finish
- * past the deadline before the timer gets its turn.
+ * Runs provider code with a deadline on `clock` (the service's: a test's manual clock moves it on
+ * instead of waiting). The provider gets an AbortSignal, but one that ignores it still cannot hold
+ * the request: the deadline rejects regardless. A result that settles late counts as no answer
+ * too: work that blocks the event loop (parsing a huge body, say) can finish past the deadline
+ * before the timer gets its turn.
  */
-export function withDeadline<T>(
-  work: (signal: AbortSignal) => Promise<T> | T,
-  timeoutMs: number,
-  now: () => number = () => performance.now(),
-): Promise<T> {
-  const startedAt = now();
+export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T> | T, timeoutMs: number, clock: Clock = realTime): Promise<T> {
+  const time = clock.after === undefined ? realTime : clock;
+  const startedAt = time.now();
   const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel: (() => void) | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    cancel = time.after?.(timeoutMs, () => {
       controller.abort();
       reject(new Error(`no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
+    });
   });
   let started: Promise<T>;
   try {
@@ -25,8 +34,8 @@ export function withDeadline<T>(
     started = Promise.reject(error);
   }
   const inTime = started.then((value) => {
-    if (now() - startedAt > timeoutMs) throw new Error(`no answer within ${timeoutMs} ms`);
+    if (time.now() - startedAt > timeoutMs) throw new Error(`no answer within ${timeoutMs} ms`);
     return value;
   });
-  return Promise.race([inTime, deadline]).finally(() => clearTimeout(timer));
+  return Promise.race([inTime, deadline]).finally(() => cancel?.());
 }

@@ -4,9 +4,15 @@ import { parseInstant } from './london.js';
 export interface Clock {
   /** Current instant in epoch milliseconds. */
   now(): number;
+  /**
+   * Calls `callback` once `ms` milliseconds have passed on this clock; returns a function that
+   * cancels the call. The service times linked sources out with it. Optional: a clock without it
+   * (the system clock) leaves those deadlines to real time (`setTimeout`, `performance.now()`).
+   */
+  after?(ms: number, callback: () => void): () => void;
 }
 
-/** The real clock (`Date.now()`). */
+/** The real clock (`Date.now()`); deadlines on it run on real (monotonic) time. */
 export const systemClock: Clock = Object.freeze({ now: (): number => Date.now() });
 
 /** A settable clock for tests and tools. */
@@ -15,6 +21,8 @@ export interface ManualClock extends Clock {
   set(instant: number | string | Date): void;
   /** Moves the clock by `ms` milliseconds (negative moves it back). Throws TypeError unless `ms` is finite. */
   advance(ms: number): void;
+  /** Calls `callback` when `set` or `advance` reach `ms` from now; returns a function that cancels it. */
+  after(ms: number, callback: () => void): () => void;
 }
 
 function toInstant(instant: number | string | Date): number {
@@ -30,18 +38,40 @@ function toInstant(instant: number | string | Date): number {
 
 /**
  * A clock that only moves when told to. `start` is epoch ms, a Date, or an ISO instant string with `Z` or
- * `±HH:MM` (e.g. `2026-03-29T00:30:00Z`); throws TypeError on an invalid one.
+ * `±HH:MM` (e.g. `2026-03-29T00:30:00Z`); throws TypeError on an invalid one. Its timers fire, in
+ * the order they fall due, when the clock is moved to or past them: a test moves time on instead
+ * of waiting for it.
  */
 export function manualClock(start: number | string | Date): ManualClock {
   let current = toInstant(start);
+  const timers = new Set<{ readonly due: number; readonly callback: () => void }>();
+
+  function moveTo(instant: number): void {
+    current = instant;
+    for (;;) {
+      let next: { readonly due: number; readonly callback: () => void } | undefined;
+      for (const timer of timers) if (timer.due <= current && (next === undefined || timer.due < next.due)) next = timer;
+      if (next === undefined) return;
+      timers.delete(next);
+      next.callback();
+    }
+  }
+
   return {
     now: () => current,
     set(instant: number | string | Date): void {
-      current = toInstant(instant);
+      moveTo(toInstant(instant));
     },
     advance(ms: number): void {
       if (!Number.isFinite(ms)) throw new TypeError(`invalid advance: ${ms}`);
-      current += ms;
+      moveTo(current + ms);
+    },
+    after(ms: number, callback: () => void): () => void {
+      const timer = { due: current + Math.max(0, ms), callback };
+      timers.add(timer);
+      return () => {
+        timers.delete(timer);
+      };
     },
   };
 }

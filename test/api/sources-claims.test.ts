@@ -105,20 +105,36 @@ t.test('SOURCES: claim checks Done, blocked, not runnable and live lease come be
   t.equal(leases(h, 11), 1, 'only the fixture\'s lease');
 });
 
-t.test('SOURCES: a hung source cannot hold a claim or the offer list longer than sourceTimeoutMs', async (t) => {
-  const { h, stub, logs } = await sourceWorld(t, { service: { sourceTimeoutMs: 200 } });
+/** Lets pending I/O and promise callbacks run (a request reaching the stub, say) without moving the clock. */
+async function turns(until: () => boolean = () => true, most = 1000): Promise<void> {
+  for (let turn = 0; turn < most && !until(); turn += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Whether a promise has settled by now. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => { done = true; }, () => { done = true; });
+  await turns();
+  return done;
+}
+
+t.test('SOURCES: a hung source cannot hold a claim or the offer list longer than sourceTimeoutMs (on the service clock)', async (t) => {
+  // Only task 1 is linked: a second item answering around the deadline would make the test a race.
+  const { h, stub, logs } = await sourceWorld(t, { links: { 1: ['T-1'] }, service: { sourceTimeoutMs: 200 } });
   stub.failRefresh('T-1', { kind: 'hang' });
-  const etag = await etagOf(h, 1);
-  let started = performance.now();
-  const response = await claim(h, 1, etag);
-  t.ok(performance.now() - started < 1500, `the claim answered after ${Math.round(performance.now() - started)} ms`);
-  expectProblem(t, response, 'source_unavailable', 'a hung source');
+  const claimed = claim(h, 1, await etagOf(h, 1));
+  await turns(() => stub.gets('T-1').length === 1);
+  h.clock.advance(199);
+  t.notOk(await settled(claimed), 'the claim still waits 1 ms before the deadline');
+  h.clock.advance(1);
+  expectProblem(t, await claimed, 'source_unavailable', 'a hung source, at the deadline');
   t.equal(leases(h, 1), 0);
 
   h.clock.advance(15_000);
-  started = performance.now();
-  const list = await h.call('GET', `${API}/tasks/available`);
-  t.ok(performance.now() - started < 1500, `the list answered after ${Math.round(performance.now() - started)} ms`);
+  const listed = h.call('GET', `${API}/tasks/available`);
+  await turns(() => stub.gets('T-1').length === 2);
+  h.clock.advance(200);
+  const list = await listed;
   t.equal(list.status, 200);
   t.strictSame(list.json.map((task: { id: number }) => task.id), [4, 8, 3], 'task 1 is omitted, the rest offered');
   t.ok(logs.some((log) => log.level === 'error' && log.entry['message'] === 'source refresh failed' && log.entry['itemId'] === 'T-1'),
@@ -127,8 +143,10 @@ t.test('SOURCES: a hung source cannot hold a claim or the offer list longer than
 
 t.test('SOURCES: an embedder provider that never settles and ignores the signal is cut off; one that throws is a failure, not a 500', async (t) => {
   let aborted = 0;
+  let calls = 0;
   const hanging: SourceProvider = {
     refresh: (_itemId, signal) => {
+      calls += 1;
       signal.addEventListener('abort', () => (aborted += 1));
       return new Promise(() => {}); // ignores the signal, never settles
     },
@@ -156,18 +174,19 @@ t.test('SOURCES: an embedder provider that never settles and ignores the signal 
     },
     service: { sourceTimeoutMs: 150, sources: { hanging, throwing, nonsense } },
   });
-  const started = performance.now();
-  const list = await h.call('GET', `${API}/tasks/available`);
-  t.ok(performance.now() - started < 1500, `the list answered after ${Math.round(performance.now() - started)} ms`);
+  const listed = h.call('GET', `${API}/tasks/available`);
+  await turns(() => aborted === 0 && calls > 0);
+  h.clock.advance(150);
+  const list = await listed;
   t.equal(list.status, 200);
   t.strictSame(list.json, [], 'every task is omitted: hanging, throwing, nonsense and unconfigured providers are failures');
   t.equal(aborted, 1, 'the hanging provider\'s signal was aborted at the deadline');
 
   for (const [id, label] of [[4, 'hanging'], [1, 'throwing'], [8, 'nonsense'], [3, 'no provider for the key']] as const) {
-    const begun = performance.now();
-    const response = await claim(h, id, await etagOf(h, id));
-    expectProblem(t, response, 'source_unavailable', label);
-    t.ok(performance.now() - begun < 1500, `${label}: answered in time`);
+    const pending = claim(h, id, await etagOf(h, id));
+    await turns();
+    h.clock.advance(150);
+    expectProblem(t, await pending, 'source_unavailable', label);
     t.equal(leases(h, id), 0, `${label}: no lease`);
   }
   const failed = logs.filter((log) => log.entry['message'] === 'source refresh failed').map((log) => log.entry['itemId']);

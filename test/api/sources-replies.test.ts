@@ -62,9 +62,12 @@ t.test('SOURCES: publishExternally POSTs {title, details, assistanceKind, priori
   t.equal(stub.requests.filter((r) => r.method === 'POST').length, 1, 'publishExternally false publishes nothing');
 
   // Requests raised back to back are all published, also when one is raised while another is in flight.
-  stub.failPublish('T-1', { kind: 'delay', ms: 100 });
+  let open: () => void = () => undefined;
+  stub.failPublish('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
   await ask(h, { title: 'Second' });
+  while (stub.posts('T-1').length < 2) await new Promise((resolve) => setImmediate(resolve));
   await ask(h, { title: 'Third' });
+  open();
   await h.service.idle();
   t.strictSame(stub.posts('T-1').map((r) => (r.body as { title: string }).title), ['Which headline?', 'Second', 'Third']);
 });

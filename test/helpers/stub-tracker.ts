@@ -39,8 +39,8 @@ export type StubFailure =
   | { readonly kind: 'invalid-json' }
   /** Never answers (the connection stays open until the stub closes). */
   | { readonly kind: 'hang' }
-  /** Answers normally after `ms`. */
-  | { readonly kind: 'delay'; readonly ms: number };
+  /** Answers normally once `open` settles: the test decides when, without waiting for time. */
+  | { readonly kind: 'gate'; readonly open: Promise<unknown> };
 
 export interface RecordedRequest {
   readonly method: string;
@@ -110,8 +110,8 @@ export async function stubTracker(t: TapTest): Promise<StubTracker> {
         return true;
       case 'hang':
         return true;
-      case 'delay':
-        setTimeout(answer, failure.ms);
+      case 'gate':
+        void failure.open.then(answer, answer);
         return true;
     }
   }

@@ -2,6 +2,7 @@ import t from 'tap';
 import { httpSourceProvider } from '../../lib/sources/http-provider.js';
 import { parsePublished, parseSnapshot } from '../../lib/sources/provider.js';
 import { withDeadline } from '../../lib/sources/timeout.js';
+import { manualClock } from '../../lib/time/clock.js';
 import { stubTracker } from '../helpers/stub-tracker.js';
 
 /** Units of contract 9: reading what a provider returns, the deadline, the built-in http provider. */
@@ -61,33 +62,42 @@ t.test('SOURCES: parsePublished returns the ref of a publish result and null oth
   }
 });
 
-t.test('SOURCES: withDeadline settles with the work, rejects after the deadline and aborts the signal', async (t) => {
-  t.equal(await withDeadline(async () => 'done', 1000), 'done', 'work that finishes in time');
+t.test('SOURCES: withDeadline passes results and failures through, cuts off work that never settles at the deadline, and refuses a late answer', async (t) => {
+  const clock = manualClock(0);
+  t.equal(await withDeadline(async () => 'done', 1000, clock), 'done', 'work that finishes in time');
   await t.rejects(withDeadline(async () => {
     throw new Error('provider broke');
-  }, 1000), /provider broke/, 'a rejection passes through');
+  }, 1000, clock), /provider broke/, 'a rejection passes through');
   await t.rejects(withDeadline(() => {
     throw new Error('thrown synchronously');
-  }, 1000), /thrown synchronously/, 'a synchronous throw is a rejection, not an exception');
+  }, 1000, clock), /thrown synchronously/, 'a synchronous throw is a rejection, not an exception');
 
   let seen: AbortSignal | undefined;
-  const started = performance.now();
-  await t.rejects(withDeadline((signal) => {
+  const hung = withDeadline((signal) => {
     seen = signal;
     return new Promise<never>(() => {}); // never settles and ignores the signal
-  }, 50), /no answer within 50 ms/, 'work that never settles is cut off');
-  t.ok(performance.now() - started < 1000, 'cut off at about the deadline');
-  t.equal(seen?.aborted, true, 'the signal was aborted at the deadline');
+  }, 50, clock);
+  clock.advance(49);
+  t.equal(seen?.aborted, false, 'not cut off before the deadline');
+  clock.advance(1);
+  await t.rejects(hung, /no answer within 50 ms/, 'work that never settles is cut off at the deadline');
+  t.equal(seen?.aborted, true, 'and its signal is aborted');
 
-  const late = withDeadline(() => new Promise<string>((resolve) => setTimeout(() => resolve('late'), 100)), 20);
+  let answer: ((value: string) => void) | undefined;
+  const late = withDeadline(() => new Promise<string>((resolve) => { answer = resolve; }), 20, clock);
+  clock.advance(20);
+  answer?.('late');
   await t.rejects(late, /no answer/, 'an answer after the deadline does not count');
   // A non-promise result is accepted too (an embedder's provider may be synchronous).
-  t.equal(await withDeadline(() => 'plain' as unknown as Promise<string>, 100), 'plain');
+  t.equal(await withDeadline(() => 'plain' as unknown as Promise<string>, 100, clock), 'plain');
+  // Without timers of its own, a clock leaves the deadline to real time.
+  await t.rejects(withDeadline(() => new Promise<never>(() => {}), 1, { now: () => 0 }), /no answer within 1 ms/);
 });
 
 t.test('SOURCES: withDeadline refuses a result that settles after the deadline, even before the timer fires', async (t) => {
   let now = 0;
-  const clock = (): number => now;
+  // A clock whose timers have not had their turn: only the check of the settled result is left.
+  const clock = { now: () => now, after: () => () => undefined };
   // Work that blocks past the deadline (a huge body parsed synchronously) settles before the timer's turn.
   await t.rejects(withDeadline(async () => { now += 5001; return 'late'; }, 5000, clock), /no answer within 5000 ms/);
   now = 0;

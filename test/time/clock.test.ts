@@ -1,5 +1,6 @@
 import t from 'tap';
-import { manualClock, systemClock } from '../../lib/time/clock.js';
+import { manualClock, systemClock, type Clock } from '../../lib/time/clock.js';
+import { createService } from '../../lib/service.js';
 
 t.test('systemClock reports the real current instant', async (t) => {
   const before = Date.now();
@@ -88,4 +89,33 @@ t.test('independent manual clocks do not share state', async (t) => {
   a.advance(5);
   t.equal(a.now(), 5);
   t.equal(b.now(), 0);
+});
+
+t.test('manualClock.after fires when set or advance reach it, in order of due time, once, unless cancelled', async (t) => {
+  const clock = manualClock(0);
+  const fired: string[] = [];
+  clock.after(30, () => fired.push(`b at ${clock.now()}`));
+  clock.after(10, () => fired.push(`a at ${clock.now()}`));
+  const cancel = clock.after(20, () => fired.push('cancelled'));
+  cancel();
+  clock.advance(9);
+  t.strictSame(fired, [], 'nothing is due yet');
+  clock.advance(100);
+  t.strictSame(fired, ['a at 109', 'b at 109'], 'both, earliest first, with the clock already moved');
+  clock.advance(100);
+  t.equal(fired.length, 2, 'each fires once');
+  clock.after(5, () => fired.push('set'));
+  clock.set(209);
+  t.strictSame(fired.slice(2), [], 'set short of it fires nothing');
+  clock.set(1_000);
+  t.strictSame(fired.slice(2), ['set'], 'set past it fires it');
+  clock.after(-5, () => fired.push('negative'));
+  clock.advance(0);
+  t.strictSame(fired.slice(3), ['negative'], 'a negative delay is due at once');
+});
+
+t.test('createService takes a clock with or without after(); after must be a function when given', async (t) => {
+  t.doesNotThrow(() => createService({ db: ':memory:', clock: { now: () => 0 } }).close());
+  t.doesNotThrow(() => createService({ db: ':memory:', clock: manualClock(0) }).close());
+  t.throws(() => createService({ db: ':memory:', clock: { now: () => 0, after: 5 } as unknown as Clock }), TypeError);
 });
