@@ -4,7 +4,7 @@ import { externalEvaluation } from './domain/assistance/evaluation.js';
 import { incomingWork } from './domain/assistance/incoming.js';
 import { assistanceRequests } from './domain/assistance/requests.js';
 import { claimUseCases } from './domain/claims.js';
-import { mutationRunner } from './domain/mutations.js';
+import { mutationRunner } from './http/write-runner.js';
 import { assertTaskOwned, type TaskAccess } from './domain/tasks/access.js';
 import { taskReads } from './domain/tasks/read.js';
 import { taskWrites } from './domain/tasks/write.js';

@@ -5,7 +5,7 @@ import type { TaskReadStatements } from '../store/task-reads.js';
 import type { Allocation } from './tasks/read.js';
 import { formatUtc } from '../time/london.js';
 import { ServiceError } from './errors.js';
-import type { MutationOutcome } from './mutations.js';
+import type { MutationOutcome } from './outcome.js';
 import { isBlocked, isRunnable } from './tasks/state.js';
 
 export const LEASE_MS = 15 * 60 * 1000;
@@ -50,20 +50,20 @@ export function claimUseCases(deps: ClaimDependencies) {
       const token = randomUUID();
       const expiresUtc = now + LEASE_MS;
       claims.insert(taskId, principal.clientId, token, now, expiresUtc);
-      return { status: 200, body: { token, expiresUtc: formatUtc(expiresUtc) }, changed: true };
+      return { body: { token, expiresUtc: formatUtc(expiresUtc) }, changed: true };
     },
 
     renew(principal: Principal, taskId: number, token: string, now: number): MutationOutcome {
       const lease = ownLiveLease(principal, taskId, token, now);
       const expiresUtc = now + LEASE_MS;
       claims.extend(lease.id, expiresUtc);
-      return { status: 200, body: { token: lease.token, expiresUtc: formatUtc(expiresUtc) }, changed: true };
+      return { body: { token: lease.token, expiresUtc: formatUtc(expiresUtc) }, changed: true };
     },
 
     release(principal: Principal, taskId: number, token: string, now: number): MutationOutcome {
       const lease = ownLiveLease(principal, taskId, token, now);
       claims.release(lease.id, now);
-      return { status: 200, body: { released: true, releasedUtc: formatUtc(now) }, changed: true };
+      return { body: { released: true, releasedUtc: formatUtc(now) }, changed: true };
     },
   };
 }

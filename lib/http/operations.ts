@@ -35,6 +35,8 @@ export interface SuccessSpec {
   readonly schema: TSchema | null;
   /** Response headers the success carries, by name. */
   readonly headers: readonly ('ETag' | 'Location' | 'Warning')[];
+  /** Where `Location` points, below `/api/v1`, for a write that creates something. */
+  readonly location?: string;
 }
 
 /** Every operation of the spec, by the id it has in the OpenAPI document. */
@@ -157,7 +159,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     { status: 200, description: 'The lease was terminated.', schema: ClaimRelease, headers: [] }, false),
   taskWrite('createHumanRequest', 'POST', '/tasks/{id}/human-requests', 'Ask an active human for assistance.',
     'human-requests:create', { schema: AssistanceCreate, required: true }, 'optional',
-    { status: 201, description: 'The assistance stage was created.', schema: CreatedRequest, headers: ['Location'] }),
+    { status: 201, description: 'The assistance stage was created.', schema: CreatedRequest, headers: ['Location'], location: '/human-requests/{id}' }),
   {
     operationId: 'getHumanRequest', method: 'GET', path: '/human-requests/{id}',
     summary: 'An assistance request raised from work owned by the caller.',

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { authenticate } from '../../lib/auth/authenticate.js';
-import { mutationRunner } from '../../lib/domain/mutations.js';
+import { mutationRunner } from '../../lib/http/write-runner.js';
 import { requestHeaders } from '../../lib/http/headers.js';
 import { OPERATIONS } from '../../lib/http/operations.js';
 import { claimStatements } from '../../lib/store/claims.js';
@@ -159,7 +159,7 @@ t.test('IDEMPOTENCY: a replayed PATCH with remainingMinutes repeats the Warning 
   t.equal(replay.headers['idempotent-replayed'], 'true');
 });
 
-t.test('IDEMPOTENCY: a replay repeats the stored Location header (runner level; human-requests stores one)', async (t) => {
+t.test('IDEMPOTENCY: a replay repeats the stored status and Location header (runner level: both come from the operation, the id from the use case)', async (t) => {
   const h = world();
   const runner = mutationRunner({
     db: h.db, receipts: receiptStatements(h.db), organisations: organisationStatements(h.db), claims: claimStatements(h.db),
@@ -175,7 +175,7 @@ t.test('IDEMPOTENCY: a replay repeats the stored Location header (runner level; 
   });
   const apply = () => {
     applied += 1;
-    return { status: 201, body: { id: 500, originatingTaskId: 1 }, headers: { location: '/api/v1/human-requests/500' }, changed: true };
+    return { body: { id: 500, originatingTaskId: 1 }, createdId: 500, changed: true };
   };
   const etag = await etagOf(h, 1);
   const first = await runner.run(request(etag), apply);

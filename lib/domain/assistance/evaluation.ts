@@ -4,7 +4,7 @@ import type { AssistanceStatements } from '../../store/assistance.js';
 import type { SourceChangeStatements } from '../../store/source-changes.js';
 import { ServiceError } from '../errors.js';
 import { nonblank } from '../local-time-input.js';
-import type { MutationOutcome } from '../mutations.js';
+import type { MutationOutcome } from '../outcome.js';
 import { incomingUpdate } from './incoming.js';
 import type { Publications } from './publications.js';
 
@@ -28,7 +28,7 @@ export function externalEvaluation(deps: EvaluationDependencies) {
         if (change === undefined) throw new ServiceError('invalid_field', 'unknown eventId for this task');
         if (change.acknowledgedUtc !== null) throw new ServiceError('source_context_changed', 'already acknowledged');
         changes.acknowledge(change.id, now);
-        return { status: 204, changed: true };
+        return { changed: true };
       }
 
       const row = assistance.incoming(input.incomingId);
@@ -63,7 +63,7 @@ export function externalEvaluation(deps: EvaluationDependencies) {
 
   function commit(update: ReturnType<typeof incomingUpdate>): MutationOutcome {
     assistance.updateIncoming(update);
-    return { status: 204, changed: true };
+    return { changed: true };
   }
 }
 

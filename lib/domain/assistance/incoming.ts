@@ -8,7 +8,7 @@ import type { AssistanceStatements, IncomingRow, IncomingUpdate } from '../../st
 import { formatUtc, formatUtcOrNull } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
 import { localInput } from '../local-time-input.js';
-import type { MutationOutcome } from '../mutations.js';
+import type { MutationOutcome } from '../outcome.js';
 
 
 /** The row as it will be written back, with a fresh revision: every change gets a new one. */
@@ -45,7 +45,7 @@ export function incomingWork(deps: IncomingDependencies) {
 
   function commit(update: IncomingUpdate): MutationOutcome {
     assistance.updateIncoming(update);
-    return { status: 204, changed: true };
+    return { changed: true };
   }
 
   return {

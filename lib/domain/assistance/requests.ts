@@ -6,7 +6,7 @@ import type { AssistanceStatements } from '../../store/assistance.js';
 import type { HumanRequestRow } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
 import { nonblank } from '../local-time-input.js';
-import type { MutationOutcome } from '../mutations.js';
+import type { MutationOutcome } from '../outcome.js';
 import { humanRequestView } from '../tasks/view.js';
 import type { Publications } from './publications.js';
 
@@ -51,12 +51,7 @@ export function assistanceRequests(assistance: AssistanceStatements, publication
         revision: randomUUID(),
       });
       if (publishExternally) publications.enqueueRequest(stageId, taskId, now);
-      return {
-        status: 201,
-        body: { id: stageId, originatingTaskId: taskId },
-        headers: { location: `/api/v1/human-requests/${stageId}` },
-        changed: true,
-      };
+      return { body: { id: stageId, originatingTaskId: taskId }, createdId: stageId, changed: true };
     },
 
     /** GET /human-requests/{id}; visibility was checked by the pipeline. */

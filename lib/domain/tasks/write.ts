@@ -6,10 +6,10 @@ import type { EditableTask, TaskWriteStatements } from '../../store/task-writes.
 import { epochMsToLocal, localToEpochMs } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
 import { localInput, localMoment, nonblank } from '../local-time-input.js';
-import type { MutationOutcome } from '../mutations.js';
+import type { MutationOutcome } from '../outcome.js';
 import { validatedIntervals } from './effort.js';
 
-export const REMAINING_MINUTES_WARNING = '299 worker-task-api "remainingMinutes is deprecated; send estimatedMinutes"';
+export const REMAINING_MINUTES_DEPRECATION = 'remainingMinutes is deprecated; send estimatedMinutes';
 const MAX_MINUTES = 1_000_000;
 
 export interface TaskWriteDependencies {
@@ -57,7 +57,7 @@ export function taskWrites(deps: TaskWriteDependencies) {
     patch(principal: Principal, taskId: number, input: TaskPatchInput, now: number): MutationOutcome {
       const row = editable(taskId);
       if (row.status === 'Done') throw new ServiceError('task_completed');
-      if (Object.keys(input).length === 0) return { status: 204, changed: false };
+      if (Object.keys(input).length === 0) return { changed: false };
       const resourceId = resourceOf(principal);
       const nowLocal = epochMsToLocal(now);
 
@@ -134,11 +134,7 @@ export function taskWrites(deps: TaskWriteDependencies) {
       }
       if (input.dependencyIds !== undefined) writes.replaceDependencies(taskId, input.dependencyIds);
       if (intervals !== undefined) writes.replaceOwnIntervals(taskId, resourceId, intervals);
-      return {
-        status: 204,
-        changed: true,
-        ...(input.remainingMinutes === undefined ? {} : { headers: { warning: REMAINING_MINUTES_WARNING } }),
-      };
+      return { changed: true, ...(input.remainingMinutes === undefined ? {} : { deprecation: REMAINING_MINUTES_DEPRECATION }) };
     },
 
     /** PUT actual-effort: replaces exactly the caller's intervals; allowed on Done tasks. */
@@ -146,14 +142,14 @@ export function taskWrites(deps: TaskWriteDependencies) {
       assertExists(taskId);
       const intervals = validatedIntervals(principal, taskId, input.actualIntervals, now);
       writes.replaceOwnIntervals(taskId, resourceOf(principal), intervals);
-      return { status: 204, changed: true };
+      return { changed: true };
     },
 
     /** POST notes: appends; allowed on Done tasks. */
     appendNote(principal: Principal, taskId: number, input: NoteCreateInput, now: number): MutationOutcome {
       assertExists(taskId);
       writes.insertNote(taskId, principal.clientId, resourceOf(principal), nonblank(input.text, 'text'), now);
-      return { status: 204, changed: true };
+      return { changed: true };
     },
   };
 }

@@ -1,25 +1,16 @@
 import type { Principal } from '../auth/authenticate.js';
-import type { RequestHeaders } from '../http/headers.js';
-import type { OperationSpec } from '../http/operations.js';
-import { claimToken, idempotencyKey, incomingIfMatch, taskIfMatch } from '../http/preconditions.js';
-import type { ServiceResponse } from '../http/types.js';
+import { ServiceError } from '../domain/errors.js';
+import type { MutationOutcome } from '../domain/outcome.js';
+import { taskEtag } from '../domain/tasks/view.js';
+import type { RequestHeaders } from './headers.js';
+import { BASE_PATH, type OperationSpec } from './operations.js';
+import { claimToken, idempotencyKey, incomingIfMatch, taskIfMatch } from './preconditions.js';
+import type { ServiceResponse } from './types.js';
 import type { ClaimStatements } from '../store/claims.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { Db } from '../store/open.js';
 import type { OrganisationStatements } from '../store/organisations.js';
 import type { ReceiptStatements } from '../store/receipts.js';
-import { ServiceError } from './errors.js';
-import { taskEtag } from './tasks/view.js';
-
-/** What a write use case decides; the runner turns it into the response and the receipt. */
-export interface MutationOutcome {
-  readonly status: number;
-  readonly body?: unknown;
-  /** Extra headers (`location`, `warning`). */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** False for a write that changes nothing (`PATCH {}`): the workspace version stays. */
-  readonly changed: boolean;
-}
 
 export interface WriteRequest {
   readonly principal: Principal;
@@ -163,8 +154,14 @@ export function mutationRunner(deps: MutationDependencies) {
 
     const outcome = withCurrentTag(precondition, apply);
     if (outcome.changed) organisations.bumpWorkspaceVersion(organisationId);
-    const headers: Record<string, string> = { ...outcome.headers, etag: precondition.after(outcome.changed) };
-    const response: ServiceResponse = { status: outcome.status, headers };
+    const headers: Record<string, string> = { etag: precondition.after(outcome.changed) };
+    const { location } = operation.success;
+    if (outcome.createdId !== undefined && location !== undefined) {
+      headers['location'] = BASE_PATH + location.replace('{id}', String(outcome.createdId));
+    }
+    if (outcome.deprecation !== undefined) headers['warning'] = `299 worker-task-api "${outcome.deprecation}"`;
+    const { status } = operation.success;
+    const response: ServiceResponse = { status, headers };
     if (outcome.body !== undefined) {
       headers['content-type'] = 'application/json';
       response.body = JSON.stringify(outcome.body);
@@ -177,7 +174,7 @@ export function mutationRunner(deps: MutationDependencies) {
       }
       receipts.store(organisationId, principal.clientId, key, now, {
         fingerprint,
-        status: outcome.status,
+        status,
         headers: JSON.stringify(stored),
         body: response.body ?? null,
       });
