@@ -33,6 +33,7 @@ import { taskWriteStatements } from './store/task-writes.js';
 import { sourceStatements, type TaskSourceRow } from './store/sources.js';
 import { sourceRefresher } from './sources/refresher.js';
 import { sourcePublisher } from './sources/publisher.js';
+import { validatorFor } from './schemas/validator.js';
 import { groupCommit } from './store/group-commit.js';
 import { EpochMemo, snapshotStatements } from './store/snapshots.js';
 import { ResponseCache } from './http/response-cache.js';
@@ -125,6 +126,9 @@ export function createService(options: ServiceOptions): Service {
     incoming: incomingWork({ assistance, planner }),
     evaluation: externalEvaluation({ assistance, changes: sourceChangeStatements(db), publications }),
   });
+
+  // Request schemas are compiled now (once per process), not by the first request of each operation.
+  for (const operation of OPERATIONS) if (operation.body !== null) validatorFor(operation.body.schema);
 
   const handle = createPipeline({
     router: new Router(OPERATIONS),

@@ -9,7 +9,7 @@ export interface SchemaValidator {
 
 const compiled = new WeakMap<TSchema, SchemaValidator>();
 
-/** Compiles a schema once (on first use) and reuses it for every request. */
+/** Compiles a schema once (createService asks for every request schema) and reuses it. */
 export function validatorFor(schema: TSchema): SchemaValidator {
   let validator = compiled.get(schema);
   if (validator === undefined) {
