@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
-import { makeParents, removeDatabaseFiles } from '../lib/admin/files.js';
+import { makeParents, removeDatabaseFiles } from '../lib/store/files.js';
 import { isScope, SCOPES } from '../lib/auth/scopes.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
 import type { ResponseMeta } from '../lib/http/types.js';

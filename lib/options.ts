@@ -1,4 +1,4 @@
-import type { Logger } from './http/pipeline.js';
+import type { Logger } from './logger.js';
 import { isDatabase, type Db } from './store/open.js';
 import { systemClock, type Clock } from './time/clock.js';
 

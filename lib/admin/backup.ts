@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
-import { createPrivateFile, makeParents, removeDatabaseFiles } from './files.js';
+import { createPrivateFile, makeParents, removeDatabaseFiles } from '../store/files.js';
 
 /** What `backupDatabase` did. */
 export interface BackupSummary {

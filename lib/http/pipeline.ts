@@ -11,16 +11,9 @@ import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './bod
 import { requestHeaders, type RequestHeaders } from './headers.js';
 import { BASE_PATH, type AnonymousOperationId, type ClientOperationId, type OperationSpec } from './operations.js';
 import { newTraceId, problemResponse } from './problem.js';
+import type { Logger } from '../logger.js';
 import type { Router } from './router.js';
 import type { ResponseMeta, ServiceRequest, ServiceResponse } from './types.js';
-
-/** Where the service reports what it cannot tell the client. */
-export interface Logger {
-  error(entry: Record<string, unknown>): void;
-  /** Side effects worth a line in the server log (publications to linked sources). */
-  info?(entry: Record<string, unknown>): void;
-  debug?(entry: Record<string, unknown>): void;
-}
 
 /** Everything an operation handler gets once the generic steps have passed. */
 export interface OperationContext {

@@ -1,4 +1,4 @@
-import type { Logger } from '../http/pipeline.js';
+import type { Logger } from '../logger.js';
 import { outsideBatch, type GroupCommit } from '../store/group-commit.js';
 import type { SourceStatements } from '../store/sources.js';
 import { formatUtc } from '../time/london.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../http/pipeline.js';
+import type { Logger } from '../logger.js';
 import { outsideBatch, type GroupCommit } from '../store/group-commit.js';
 import type { Db } from '../store/open.js';
 import type { OrganisationStatements } from '../store/organisations.js';

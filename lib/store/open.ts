@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createPrivateFile, makeParents } from '../admin/files.js';
+import { createPrivateFile, makeParents } from './files.js';
 import { migrate } from './migrations.js';
 import { packageFile } from './package-files.js';
 

@@ -4,7 +4,7 @@ import type { ServiceOptions } from '../../lib/options.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { manualClock, type ManualClock } from '../../lib/time/clock.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
-import type { Logger } from '../../lib/http/pipeline.js';
+import type { Logger } from '../../lib/logger.js';
 import { baseFixture, TEST_NOW, type FixtureShape } from './fixture.js';
 import { openApiProblems } from './openapi-check.js';
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../../lib/http/pipeline.js';
+import type { Logger } from '../../lib/logger.js';
 import type { ServiceOptions } from '../../lib/options.js';
 import { httpSourceProvider } from '../../lib/sources/http-provider.js';
 import type { TapTest } from './api.js';
