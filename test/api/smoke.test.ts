@@ -2,7 +2,7 @@ import t from 'tap';
 import { harness } from '../helpers/service.js';
 import { TOKENS } from '../helpers/fixture.js';
 
-t.test('smoke: identity and lists answer', async (t) => {
+t.test('SMOKE: on the shared test world the identity, the offer [4, 1, 8, 3], the waiting list [2, 5] and a task read with its ETag answer 200 and log no error', async (t) => {
   const h = harness({ defaultToken: TOKENS.ada });
   const identity = await h.call('GET', '/api/v1/identity');
   t.equal(identity.status, 200);

@@ -28,8 +28,8 @@ t.test('Fastify: the node adapter under /tasks-api serves the agent flow, 413s a
   const { port } = app.server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
 
-  await tt.test('the agent flow', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
-  await tt.test('oversized bodies', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));
+  await tt.test('an agent reads its identity, the offer and a task, PATCHes it under If-Match and re-reads it conditionally, all under the mount prefix', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
+  await tt.test('a body declared or streamed over 131072 bytes is 413 request_too_large and closes the connection', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));
 
   const openapi = await fetch(`${origin}/tasks-api/api/v1/openapi.json`);
   tt.equal(openapi.status, 200, 'the anonymous OpenAPI document under the prefix');

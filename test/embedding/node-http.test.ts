@@ -17,7 +17,7 @@ t.test('node:http: the node adapter under /tasks-api serves the agent flow, 413s
 
   const { port, origin } = await listenOnLoopback(tt, server);
 
-  await tt.test('the agent flow', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
-  await tt.test('oversized bodies', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));
+  await tt.test('an agent reads its identity, the offer and a task, PATCHes it under If-Match and re-reads it conditionally, all under the mount prefix', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
+  await tt.test('a body declared or streamed over 131072 bytes is 413 request_too_large and closes the connection', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));
   tt.equal(await (await fetch(`${origin}/elsewhere`)).text(), 'my app', "the app's own routes");
 });
