@@ -1,3 +1,4 @@
+import type { Lifecycle, ResourceMode, TaskStatus } from '../schemas/common.js';
 import type { RemainingMinutes } from '../domain/tasks/view.js';
 import type { CalendarStatements } from '../store/calendars.js';
 import type { TaskRow } from '../store/task-reads.js';
@@ -45,9 +46,9 @@ export function elapsedSinceUntilChange(
 
 /** The fields of a task that remaining time depends on. */
 export interface RemainingBasis {
-  readonly status: 'Ready' | 'InProgress' | 'Done';
+  readonly status: TaskStatus;
   readonly estimatedMinutes: number;
-  readonly resourceMode: 'Independent' | 'Collaboration';
+  readonly resourceMode: ResourceMode;
 }
 
 /**
@@ -64,7 +65,7 @@ export function assigneeRemaining(task: RemainingBasis, ownEstimate: number | nu
 
 /** The fields of an Incoming item that its remaining time depends on. */
 export interface IncomingRemainingBasis {
-  readonly lifecycle: 'floating' | 'planned' | 'inprogress' | 'completed';
+  readonly lifecycle: Lifecycle;
   readonly estimatedMinutes: number;
   readonly actualStartUtc: number | null;
 }

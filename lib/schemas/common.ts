@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { Format } from 'typebox/format';
 import { LOCAL_DATE_TIME_INPUT_PATTERN, parseLocalDateTime } from '../time/london.js';
 
@@ -63,12 +63,19 @@ export const UtcDateTime = Type.String({
 
 export const Uuid = Type.String({ format: 'uuid' });
 
+// Each enumeration once, as a schema and (same name) as the type of its values.
 export const TaskStatus = Type.Enum(['Ready', 'InProgress', 'Done']);
+export type TaskStatus = Static<typeof TaskStatus>;
 export const Lifecycle = Type.Enum(['floating', 'planned', 'inprogress', 'completed']);
+export type Lifecycle = Static<typeof Lifecycle>;
 export const ResponseState = Type.Enum(['open', 'responded', 'resolved']);
+export type ResponseState = Static<typeof ResponseState>;
 export const PriorityName = Type.Enum(['critical', 'high', 'normal', 'low']);
+export type PriorityName = Static<typeof PriorityName>;
 export const AssistanceKind = Type.Enum(['Question', 'Review', 'Approval', 'Action']);
+export type AssistanceKind = Static<typeof AssistanceKind>;
 export const ResourceMode = Type.Enum(['Independent', 'Collaboration']);
+export type ResourceMode = Static<typeof ResourceMode>;
 
 export const NamedEntity = Type.Object(
   { id: Id, name: Type.String() },

@@ -1,3 +1,5 @@
+import type { AssistanceKind, PriorityName } from '../schemas/common.js';
+
 /**
  * The linked-source provider interface (contract 9). An embedder passes providers to
  * `createService({ sources: { [providerKey]: provider } })`; the service calls them before work is
@@ -26,8 +28,8 @@ export interface SourceSnapshot {
 export interface PublishRequest {
   readonly title: string;
   readonly details: string | null;
-  readonly assistanceKind: 'Question' | 'Review' | 'Approval' | 'Action';
-  readonly priority: 'critical' | 'high' | 'normal' | 'low';
+  readonly assistanceKind: AssistanceKind;
+  readonly priority: PriorityName;
 }
 
 /**

@@ -1,9 +1,6 @@
+import type { AssistanceKind, Lifecycle, PriorityName, ResponseState } from '../schemas/common.js';
 import { HUMAN_REQUEST_COLUMNS, type HumanRequestRow } from './task-reads.js';
 import type { Db } from './open.js';
-
-export type Lifecycle = 'floating' | 'planned' | 'inprogress' | 'completed';
-export type ResponseState = 'open' | 'responded' | 'resolved';
-export type PriorityName = 'critical' | 'high' | 'normal' | 'low';
 
 export interface IncomingRow {
   id: number;
@@ -57,7 +54,7 @@ export interface NewAssistance
   originTaskId: number;
   clientId: number;
   staffId: number;
-  assistanceKind: 'Question' | 'Review' | 'Approval' | 'Action';
+  assistanceKind: AssistanceKind;
   isBlocking: number;
   publishExternally: number;
   now: number;

@@ -1,11 +1,12 @@
+import type { ResourceMode, TaskStatus } from '../schemas/common.js';
 import type { Db } from './open.js';
 
 /** A task as the scheduler needs it, seen from one assignee. */
 export interface PlanTaskRow {
   id: number;
-  status: 'Ready' | 'InProgress' | 'Done';
+  status: TaskStatus;
   estimatedMinutes: number;
-  resourceMode: 'Independent' | 'Collaboration';
+  resourceMode: ResourceMode;
   startedAt: string | null;
   earliestStart: string | null;
   releaseDate: string | null;

@@ -1,3 +1,4 @@
+import type { AssistanceKind, PriorityName } from '../schemas/common.js';
 import type { Db } from './open.js';
 
 export interface SourceItemRow {
@@ -25,8 +26,8 @@ export interface PublicationRow {
   attempts: number;
   title: string;
   details: string | null;
-  assistanceKind: 'Question' | 'Review' | 'Approval' | 'Action';
-  priorityName: 'critical' | 'high' | 'normal' | 'low';
+  assistanceKind: AssistanceKind;
+  priorityName: PriorityName;
   pendingMessage: string | null;
   generation: number;
 }

@@ -1,3 +1,4 @@
+import type { AssistanceKind, Lifecycle, PriorityName, ResourceMode, ResponseState, TaskStatus } from '../schemas/common.js';
 import { liveLeaseAt } from './claims.js';
 import type { Db } from './open.js';
 
@@ -7,7 +8,7 @@ export interface TaskRow {
   organisationId: number;
   title: string;
   description: string | null;
-  status: 'Ready' | 'InProgress' | 'Done';
+  status: TaskStatus;
   sequence: number;
   estimatedMinutes: number;
   startedAt: string | null;
@@ -15,11 +16,11 @@ export interface TaskRow {
   earliestStart: string | null;
   releaseDate: string | null;
   isWaiting: number;
-  resourceMode: 'Independent' | 'Collaboration';
+  resourceMode: ResourceMode;
   projectId: number;
   projectName: string;
   projectPriority: number;
-  projectPriorityName: 'critical' | 'high' | 'normal' | 'low';
+  projectPriorityName: PriorityName;
   projectTargetDate: string | null;
   projectHardDeadline: string | null;
   projectDeadlineReason: string | null;
@@ -41,7 +42,7 @@ export interface TaskRow {
 }
 
 export interface AssigneeRow { taskId: number; staffMemberId: number; name: string; estimatedMinutes: number | null }
-export interface DependencyRow { taskId: number; prerequisiteId: number; status: 'Ready' | 'InProgress' | 'Done' }
+export interface DependencyRow { taskId: number; prerequisiteId: number; status: TaskStatus }
 export interface IntervalRow { taskId: number; staffMemberId: number; start: string; end: string; startUtc: number; endUtc: number }
 export interface NoteRow { id: number; text: string; createdUtc: number; clientName: string; staffName: string }
 
@@ -58,18 +59,18 @@ export interface HumanRequestRow {
   title: string;
   details: string | null;
   estimatedMinutes: number;
-  lifecycle: 'floating' | 'planned' | 'inprogress' | 'completed';
+  lifecycle: Lifecycle;
   isBlocking: number;
   response: string | null;
   createdUtc: number;
   completedUtc: number | null;
-  priorityName: 'critical' | 'high' | 'normal' | 'low';
-  responseState: 'open' | 'responded' | 'resolved';
+  priorityName: PriorityName;
+  responseState: ResponseState;
   actualStartUtc: number | null;
   actualEffortMinutes: number | null;
   revision: string;
   respondedAtUtc: number | null;
-  assistanceKind: 'Question' | 'Review' | 'Approval' | 'Action';
+  assistanceKind: AssistanceKind;
 }
 
 export interface SourceContextRow {
