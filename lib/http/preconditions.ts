@@ -1,10 +1,12 @@
 import { ServiceError } from '../domain/errors.js';
+import { IdempotencyKey, LeaseToken } from '../schemas/requests.js';
+import { validatorFor } from '../schemas/validator.js';
 
-const IDEMPOTENCY_KEY = /^[a-zA-Z0-9._:-]{1,100}$/;
+// The header rules are the schemas the OpenAPI document shows for these headers.
+const IDEMPOTENCY_KEY = validatorFor(IdempotencyKey);
+const LEASE_TOKEN = validatorFor(LeaseToken);
 const TASK_ETAG = /^"task-([1-9][0-9]{0,9})-plan-([1-9][0-9]{0,15})"$/;
 const QUOTED_UUID = /^"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"$/;
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** Step 8: the `Idempotency-Key` header, or null when it is optional and absent (422 otherwise). */
 export function idempotencyKey(header: string | undefined, mode: 'required' | 'optional' | 'none'): string | null {
@@ -13,7 +15,7 @@ export function idempotencyKey(header: string | undefined, mode: 'required' | 'o
     if (mode === 'required') throw new ServiceError('idempotency_key_required', 'missing');
     return null;
   }
-  if (!IDEMPOTENCY_KEY.test(header)) throw new ServiceError('idempotency_key_required', 'malformed');
+  if (!IDEMPOTENCY_KEY.check(header)) throw new ServiceError('idempotency_key_required', 'malformed');
   return header;
 }
 
@@ -42,6 +44,6 @@ export function incomingIfMatch(header: string | undefined): string {
 export function claimToken(header: string | undefined): string | null {
   if (header === undefined) return null;
   const token = header.trim().toLowerCase();
-  if (!UUID.test(token) || token === ZERO_UUID) throw new ServiceError('validation_failed', 'X-Task-Claim');
+  if (!LEASE_TOKEN.check(token)) throw new ServiceError('validation_failed', 'X-Task-Claim');
   return token;
 }

@@ -1,7 +1,8 @@
 import type { TSchema } from 'typebox';
 import { ERROR_CATALOGUE } from '../http/problem.js';
 import { BASE_PATH, OPERATIONS, type OperationSpec } from '../http/operations.js';
-import { LEASE_TOKEN_PATTERN } from './requests.js';
+import { Id } from './common.js';
+import { IdempotencyKey, LeaseToken } from './requests.js';
 import { Problem } from './resources.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -120,13 +121,16 @@ function headerRefs(names: readonly string[]): JsonObject {
   return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 }
 
+/** A schema with no named parts (a header's, a path parameter's) as OpenAPI shows it. */
+const plainSchema = (schema: TSchema): Json => new SchemaConverter().convert(schema, false);
+
 const PARAMETERS: Record<string, JsonObject> = {
-  Id: { name: 'id', in: 'path', required: true, description: 'Positive int32 id.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 2147483647 } },
+  Id: { name: 'id', in: 'path', required: true, description: 'Positive int32 id.', schema: plainSchema(Id) },
   IfMatchTask: { name: 'If-Match', in: 'header', required: true, description: 'The exact quoted task ETag "task-{id}-plan-{workspaceVersion}". Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
   IfMatchIncoming: { name: 'If-Match', in: 'header', required: true, description: 'The quoted Incoming revision (its etag). Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
-  IdempotencyKeyRequired: { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9._:-]+$' } },
-  IdempotencyKeyOptional: { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9._:-]+$' } },
-  TaskClaim: { name: 'X-Task-Claim', in: 'header', required: false, description: 'The live lease token; required for task writes while a live lease exists. Malformed or all-zero gives 400.', schema: { type: 'string', format: 'uuid', pattern: LEASE_TOKEN_PATTERN } },
+  IdempotencyKeyRequired: { name: 'Idempotency-Key', in: 'header', required: true, schema: plainSchema(IdempotencyKey) },
+  IdempotencyKeyOptional: { name: 'Idempotency-Key', in: 'header', required: false, schema: plainSchema(IdempotencyKey) },
+  TaskClaim: { name: 'X-Task-Claim', in: 'header', required: false, description: 'The live lease token; required for task writes while a live lease exists. Malformed or all-zero gives 400.', schema: plainSchema(LeaseToken) },
   IfNoneMatch: { name: 'If-None-Match', in: 'header', required: false, description: 'A matching ETag gives 304.', schema: { type: 'string' } },
 };
 

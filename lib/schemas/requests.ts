@@ -24,6 +24,9 @@ export const LeaseToken = Type.String({
 
 export const ClaimRequest = Type.Object({ token: LeaseToken }, closed('ClaimRequest'));
 
+/** The `Idempotency-Key` header (spec Limits): 1 to 100 characters of `[a-zA-Z0-9._:-]`. */
+export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9._:-]+$' });
+
 export const ActualIntervalInput = Type.Object(
   { staffMemberId: Id, start: LocalDateTimeInput, end: LocalDateTimeInput },
   closed('ActualIntervalInput'),
