@@ -16,6 +16,18 @@ export interface Principal {
   has(scope: Scope): boolean;
 }
 
+/** A client's worker. */
+export type Worker = NonNullable<Principal['resource']>;
+
+/**
+ * The worker a client acts as. The pipeline refuses identity-only clients every operation but
+ * `GET /identity` (step 5); a use case reaching for the worker states the rule again, not inline.
+ */
+export function workerOf(principal: Principal): Worker {
+  if (principal.resource === null) throw new ServiceError('permission_denied', 'identity-only client');
+  return principal.resource;
+}
+
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /** How many verified credentials a service keeps in memory (a full cache starts over). */

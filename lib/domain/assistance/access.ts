@@ -1,4 +1,4 @@
-import type { Principal } from '../../auth/authenticate.js';
+import { type Principal, workerOf } from '../../auth/authenticate.js';
 import type { AssistanceStatements } from '../../store/assistance.js';
 import { ServiceError } from '../errors.js';
 
@@ -7,8 +7,7 @@ import { ServiceError } from '../errors.js';
  * one whose originating task is not (or no longer) assigned to the caller is 403.
  */
 export function assertStageVisible(principal: Principal, stageId: number, assistance: AssistanceStatements): void {
-  const resource = principal.resource;
-  if (resource === null) throw new ServiceError('permission_denied', 'identity-only client');
+  const resource = workerOf(principal);
   const access = assistance.stageAccess(stageId, resource.id);
   if (access === undefined || access.organisationId !== principal.organisationId) throw new ServiceError('request_not_found');
   if (access.assigned !== 1) throw new ServiceError('task_not_owned');

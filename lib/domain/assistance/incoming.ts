@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '../../auth/authenticate.js';
+import { type Principal, workerOf } from '../../auth/authenticate.js';
 import type { Planner } from '../../plan/planner.js';
 import { incomingSuggestion } from '../../plan/suggestion.js';
 import type { IncomingView } from '../../schemas/resources.js';
@@ -51,8 +51,7 @@ export function incomingWork(deps: IncomingDependencies) {
   return {
     /** Floating items by default; every lifecycle with includeAccepted. Suggestions for floating ones. */
     list(principal: Principal, includeAccepted: boolean, now: number): IncomingView[] {
-      const resource = principal.resource;
-      if (resource === null) throw new ServiceError('permission_denied', 'identity-only client');
+      const resource = workerOf(principal);
       const rows = assistance.incomingForRecipient(resource.id, principal.organisationId, includeAccepted);
       const plan = rows.some((row) => row.lifecycle === 'floating')
         ? planner.planFor(principal.organisationId, resource.id, now)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '../../auth/authenticate.js';
+import { type Principal, workerOf } from '../../auth/authenticate.js';
 import type { HumanRequestView } from '../../schemas/resources.js';
 import type { AssistanceCreateInput } from '../../schemas/requests.js';
 import type { AssistanceStatements } from '../../store/assistance.js';
@@ -22,8 +22,7 @@ export function assistanceRequests(assistance: AssistanceStatements, publication
      * assistance stage and a floating Incoming item, which reserves no capacity.
      */
     create(principal: Principal, taskId: number, input: AssistanceCreateInput, now: number): MutationOutcome {
-      const resource = principal.resource;
-      if (resource === null) throw new ServiceError('permission_denied', 'identity-only client');
+      const resource = workerOf(principal);
       const human = assistance.staff(input.humanAssigneeId);
       if (human === undefined || human.organisationId !== principal.organisationId || human.kind !== 'human' || human.isActive !== 1) {
         throw new ServiceError('human_assignee_invalid');

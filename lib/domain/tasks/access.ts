@@ -1,4 +1,4 @@
-import type { Principal } from '../../auth/authenticate.js';
+import { type Principal, workerOf } from '../../auth/authenticate.js';
 import type { TaskReadStatements } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
 import type { EpochMemo, ReadEpoch } from '../../store/snapshots.js';
@@ -19,8 +19,7 @@ export type TaskAccess = NonNullable<ReturnType<TaskReadStatements['access']>>;
  * (404), while one of the caller's organisation assigned only to others is 403.
  */
 export function assertTaskOwned(principal: Principal, taskId: number, reads: TaskReadStatements, seen?: SeenAccess): void {
-  const resource = principal.resource;
-  if (resource === null) throw new ServiceError('permission_denied', 'identity-only client');
+  const resource = workerOf(principal);
   const key = `${taskId}:${resource.id}`;
   let access = seen?.memo.get(key, seen.epoch);
   if (access === undefined) {

@@ -1,4 +1,4 @@
-import type { Principal } from '../../auth/authenticate.js';
+import { type Principal, workerOf } from '../../auth/authenticate.js';
 import type { ActualIntervalInputValue } from '../../schemas/requests.js';
 import type { IntervalInsert } from '../../store/task-writes.js';
 import { ServiceError } from '../errors.js';
@@ -15,8 +15,7 @@ export function validatedIntervals(
   inputs: readonly ActualIntervalInputValue[],
   now: number,
 ): IntervalInsert[] {
-  const staffId = principal.resource?.id;
-  if (staffId === undefined) throw new ServiceError('permission_denied', 'identity-only client');
+  const staffId = workerOf(principal).id;
   const intervals = inputs.map((input, index): IntervalInsert => {
     if (input.staffMemberId !== staffId) {
       throw new ServiceError('invalid_field', `actualIntervals[${index}].staffMemberId is not the caller's resource`);

@@ -1,4 +1,4 @@
-import type { Principal } from '../../auth/authenticate.js';
+import { type Principal, workerOf } from '../../auth/authenticate.js';
 import type { TaskView } from '../../schemas/resources.js';
 import type { TaskSourceRow } from '../../store/sources.js';
 import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
@@ -61,10 +61,7 @@ export function taskReads(deps: TaskReadDependencies) {
   const isStale = (now: number) => (item: TaskSourceRow) =>
     item.lastAttemptUtc === null || now - item.lastAttemptUtc >= deps.sources.maxAgeMs;
 
-  function resourceId(principal: Principal): number {
-    if (principal.resource === null) throw new ServiceError('permission_denied', 'identity-only client');
-    return principal.resource.id;
-  }
+  const resourceId = (principal: Principal): number => workerOf(principal).id;
 
   return {
     /** The full task with notes; ownership was checked by the pipeline. */

@@ -1,4 +1,4 @@
-import type { Principal } from '../../auth/authenticate.js';
+import { type Principal, workerOf } from '../../auth/authenticate.js';
 import { elapsedPlannedMinutes } from '../../plan/remaining.js';
 import type { ActualEffortInput, NoteCreateInput, TaskPatchInput } from '../../schemas/requests.js';
 import type { CalendarStatements } from '../../store/calendars.js';
@@ -17,10 +17,7 @@ export interface TaskWriteDependencies {
   readonly calendars: CalendarStatements;
 }
 
-function resourceOf(principal: Principal): number {
-  if (principal.resource === null) throw new ServiceError('permission_denied', 'identity-only client');
-  return principal.resource.id;
-}
+const resourceOf = (principal: Principal): number => workerOf(principal).id;
 
 const optionalLocal = (value: string | null | undefined, current: string | null, member: string): string | null =>
   value === undefined ? current : value === null ? null : localInput(value, member);
