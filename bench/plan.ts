@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createService } from '../lib/service.js';
-import { createPlanner } from '../lib/plan/planner.js';
+import { createPlanner } from '../lib/domain/planning/planner.js';
 import { calendarStatements } from '../lib/store/calendars.js';
 import { organisationStatements } from '../lib/store/organisations.js';
 import { planInputStatements } from '../lib/store/plan-inputs.js';

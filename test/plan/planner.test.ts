@@ -2,7 +2,7 @@ import t from 'tap';
 import Database from 'better-sqlite3';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import type { ResourcePlan } from '../../lib/plan/engine.js';
-import { createPlanner, PLAN_MAX_AGE_MS, type CurrentPlan, type Planner } from '../../lib/plan/planner.js';
+import { createPlanner, PLAN_MAX_AGE_MS, type CurrentPlan, type Planner } from '../../lib/domain/planning/planner.js';
 import { calendarStatements } from '../../lib/store/calendars.js';
 import type { Db } from '../../lib/store/open.js';
 import { organisationStatements } from '../../lib/store/organisations.js';

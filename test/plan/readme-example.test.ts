@@ -1,7 +1,7 @@
 import t from 'tap';
 import { harness } from '../helpers/service.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
-import { createPlanner } from '../../lib/plan/planner.js';
+import { createPlanner } from '../../lib/domain/planning/planner.js';
 import { planInputStatements } from '../../lib/store/plan-inputs.js';
 import { calendarStatements } from '../../lib/store/calendars.js';
 import { organisationStatements } from '../../lib/store/organisations.js';

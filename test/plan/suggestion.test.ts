@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import type { WeeklyCalendar } from '../../lib/plan/calendar.js';
 import { planResource, type PlanItem, type ResourcePlan } from '../../lib/plan/engine.js';
-import { createPlanner } from '../../lib/plan/planner.js';
+import { createPlanner } from '../../lib/domain/planning/planner.js';
 import { incomingSuggestion } from '../../lib/plan/suggestion.js';
 import { calendarStatements } from '../../lib/store/calendars.js';
 import { organisationStatements } from '../../lib/store/organisations.js';

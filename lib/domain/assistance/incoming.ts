@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Principal, workerOf } from '../../auth/authenticate.js';
-import type { Planner } from '../../plan/planner.js';
+import type { Planner } from '../planning/planner.js';
 import { incomingSuggestion } from '../../plan/suggestion.js';
 import type { IncomingView } from '../../schemas/resources.js';
 import type { IncomingCompleteInput, IncomingPlanInput, IncomingReassignInput } from '../../schemas/requests.js';

@@ -4,7 +4,8 @@ import type { TaskSourceRow } from '../../store/sources.js';
 import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
 import { arrivesAfter, isBlocked, isRunnable } from './state.js';
-import { buildTaskViews, type RemainingMinutes } from './view.js';
+import type { RemainingMinutes } from '../planning/remaining-minutes.js';
+import { buildTaskViews } from './view.js';
 
 /** For a caller at an instant: which tasks the scheduler allocates (contract 5), and until when. */
 export type Allocation = (principal: Principal, now: number) => {

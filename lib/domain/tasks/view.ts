@@ -1,3 +1,4 @@
+import type { RemainingMinutes } from '../planning/remaining-minutes.js';
 import type { Principal } from '../../auth/authenticate.js';
 import type {
   AssignmentView, AwaitingEvaluationView, HumanRequestView, NoteView, SourceActivationView, SourceChangeView,
@@ -78,19 +79,6 @@ function groupByTask<R extends { taskId: number }>(rows: readonly R[]): Map<numb
 
 function parseFacts(text: string | null): Record<string, unknown> | null {
   return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
-}
-
-/** Remaining minutes of a task and of each assignee; supplied by the planning layer. */
-export interface RemainingMinutes {
-  task(row: TaskRow): number;
-  /** Elapsed time counts on the assignee's own calendar. */
-  assignee(row: TaskRow, staffMemberId: number, assigneeEstimate: number | null, assigneeCount: number): number;
-  /** Elapsed time since an in-progress request started counts on its recipient's calendar. */
-  humanRequest(row: HumanRequestRow): number;
-  /** Loads, in one go, what `assignee` needs for these staff members (no read per task). */
-  prepare(staffMemberIds: readonly number[]): void;
-  /** The earliest instant at which an answer given so far may change (elapsed time grows). */
-  validUntil(): number;
 }
 
 export interface ViewOptions {

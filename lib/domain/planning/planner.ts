@@ -1,9 +1,9 @@
-import type { CalendarStatements } from '../store/calendars.js';
-import type { OrganisationStatements } from '../store/organisations.js';
-import type { PlanInputStatements } from '../store/plan-inputs.js';
-import { localToEpochMs } from '../time/london.js';
-import { planResource, type PlanItem, type ResourcePlan } from './engine.js';
-import { assigneeRemaining, elapsedSinceUntilChange, elapsedUntilChange, incomingRemaining } from './remaining.js';
+import type { CalendarStatements } from '../../store/calendars.js';
+import type { OrganisationStatements } from '../../store/organisations.js';
+import type { PlanInputStatements } from '../../store/plan-inputs.js';
+import { localToEpochMs } from '../../time/london.js';
+import { planResource, type PlanItem, type ResourcePlan } from '../../plan/engine.js';
+import { assigneeRemaining, elapsedSinceUntilChange, elapsedUntilChange, incomingRemaining } from '../../plan/remaining.js';
 
 /** How long a plan may be reused at the same workspace version while time moves on. */
 export const PLAN_MAX_AGE_MS = 60_000;
