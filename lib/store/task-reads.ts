@@ -129,6 +129,10 @@ const TASK_COLUMNS = `
 
 const IN_IDS = 'IN (SELECT value FROM json_each(@ids))';
 
+/** The tasks a view is assembled for, encoded once for every child query that reads them. */
+export type TaskIdList = string & { readonly __taskIdList: true };
+export const taskIdList = (ids: readonly number[]): TaskIdList => JSON.stringify(ids) as TaskIdList;
+
 /**
  * Reads for assembling Task views. Children are fetched for a whole set of tasks at once
  * (`json_each` over the id list), so a list costs the same fixed number of queries whatever its
@@ -185,13 +189,13 @@ export function taskReadStatements(db: Db) {
     access: (id: number, staffId: number) => access.get({ id, staffId }),
     task: (id: number, now: number) => one.get({ id, now }),
     unfinishedForResource: (staffId: number, now: number) => unfinishedForResource.all({ staffId, now }),
-    assignees: (ids: string) => assignees.all({ ids }),
-    dependencies: (ids: string) => dependencies.all({ ids }),
-    intervals: (ids: string) => intervals.all({ ids }),
-    humanRequests: (ids: string) => humanRequests.all({ ids }),
-    sourceContexts: (ids: string) => sourceContexts.all({ ids }),
-    sourceChanges: (ids: string) => sourceChanges.all({ ids }),
-    sourceActivations: (ids: string) => sourceActivations.all({ ids }),
+    assignees: (ids: TaskIdList) => assignees.all({ ids }),
+    dependencies: (ids: TaskIdList) => dependencies.all({ ids }),
+    intervals: (ids: TaskIdList) => intervals.all({ ids }),
+    humanRequests: (ids: TaskIdList) => humanRequests.all({ ids }),
+    sourceContexts: (ids: TaskIdList) => sourceContexts.all({ ids }),
+    sourceChanges: (ids: TaskIdList) => sourceChanges.all({ ids }),
+    sourceActivations: (ids: TaskIdList) => sourceActivations.all({ ids }),
     notes: (taskId: number) => notes.all(taskId),
   };
 }

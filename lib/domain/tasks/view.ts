@@ -4,9 +4,7 @@ import type {
   AssignmentView, AwaitingEvaluationView, HumanRequestView, NoteView, SourceActivationView, SourceChangeView,
   SourceContextView, TaskView,
 } from '../../schemas/resources.js';
-import type {
-  HumanRequestRow, TaskReadStatements, TaskRow,
-} from '../../store/task-reads.js';
+import { taskIdList, type HumanRequestRow, type TaskReadStatements, type TaskRow } from '../../store/task-reads.js';
 import { formatUtc, formatUtcOrNull } from '../../time/london.js';
 import { blockingReasons } from './state.js';
 
@@ -95,7 +93,7 @@ const EMPTY: readonly never[] = [];
  */
 export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatements, options: ViewOptions): TaskView[] {
   if (rows.length === 0) return [];
-  const ids = JSON.stringify(rows.map((row) => row.id));
+  const ids = taskIdList(rows.map((row) => row.id));
   // One query per child collection for the whole set, and none for a collection no task has.
   const any = (flag: (row: TaskRow) => number) => rows.some((row) => flag(row) === 1);
   const none = new Map<number, never[]>();
