@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { dirname, resolve } from 'node:path';
@@ -10,7 +10,8 @@ import type { ClientSummary } from '../lib/admin/clients.js';
 import { makeParents, removeDatabaseFiles } from '../lib/store/files.js';
 import { isScope, SCOPES } from '../lib/auth/scopes.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
-import type { ResponseMeta } from '../lib/http/types.js';
+import type { ResponseMeta, ServiceResponse } from '../lib/http/types.js';
+import type { Service } from '../lib/service.js';
 import type { Db } from '../lib/store/open.js';
 
 // The library (schemas compiled at load, SQLite) is imported only once the command line has been
@@ -282,13 +283,20 @@ interface Answered {
   readonly traceId: string | undefined;
 }
 
-async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
-  checkFlags(args, SERVE_OPTIONS);
-  if (values.help === true) {
-    process.stdout.write(USAGE);
-    return;
-  }
+/** What `serve` runs with, from its flags and, where a flag is absent, its environment variable. */
+interface ServeConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly rateLimit: number | undefined;
+  readonly sourceUrls: Map<string, URL>;
+  readonly fixturePath: string | undefined;
+  readonly demo: boolean;
+  readonly tls: { cert: Buffer; key: Buffer } | undefined;
+}
+
+type ServeValues = ReturnType<typeof parseArgs<{ args: string[]; strict: true; allowPositionals: false; options: typeof SERVE_OPTIONS }>>['values'];
+
+function serveConfig(values: ServeValues): ServeConfig {
   const host = values.host ?? env('WTA_HOST') ?? '127.0.0.1';
   // A bad value is reported under the name it was given by: the flag, or else the variable.
   const port = parseInteger(values.port ?? env('WTA_PORT') ?? '8080', values.port === undefined ? 'WTA_PORT' : '--port', 0, 65535);
@@ -313,52 +321,51 @@ async function serve(args: string[]): Promise<void> {
         { path: certPath, name: values['tls-cert'] === undefined ? 'WTA_TLS_CERT' : '--tls-cert' },
         { path: keyPath, name: values['tls-key'] === undefined ? 'WTA_TLS_KEY' : '--tls-key' },
       );
+  return { host, port, rateLimit, sourceUrls, fixturePath, demo, tls };
+}
 
-  const [{ createNodeServer }, { withHealthCheck }, { hashToken }, { loadFixtureFile }, { createService }, { packageFile }, { httpSourceProvider }] = await Promise.all([
-    import('../adapters/node-http.js'),
-    import('./health.js'),
+/**
+ * Loads the demo (only into an empty database, so a restart keeps what the user changed) and then
+ * `--fixture` over it, in one transaction: a fixture that fails takes the demo back with it.
+ * Returns the demo agent's token when it works in this database.
+ */
+async function seedDatabase(db: Db, demo: boolean, fixturePath: string | undefined): Promise<string | undefined> {
+  const [{ hashToken }, { loadFixtureFile }, { packageFile }] = await Promise.all([
     import('../lib/auth/token.js'),
     import('../lib/fixtures/load.js'),
-    import('../lib/service.js'),
     import('../lib/store/package-files.js'),
-    import('../lib/sources/http-provider.js'),
   ]);
-  // Each --source KEY=BASEURL is the built-in http provider for linked items of that providerKey.
-  const sources = Object.fromEntries([...sourceUrls].map(([key, url]) => [key, httpSourceProvider(url.toString())]));
-  const opened = await openDb(values.db);
-  const { db } = opened;
-  let demoToken: string | undefined;
-  try {
-    const demoPath = packageFile('fixtures/demo.json');
-    // Only an empty database gets the demo, so a restart keeps what the user changed. It goes in
-    // before --fixture, which is then loaded over it (on an empty database both are wanted), in
-    // one transaction: a fixture that fails takes the demo back with it.
-    const demoLoaded = db.transaction(() => {
-      const empty = (db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0) === 0;
-      const summary = demo && empty ? loadFixtureFile(db, demoPath) : undefined;
-      if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);
-      return summary;
-    }).immediate();
-    // Told only once committed: a failing fixture takes the demo back with it.
-    if (demoLoaded !== undefined) err(`demo: ${summaryLine(demoLoaded)}`);
-    if (demo) {
-      const token = demoAgentToken(demoPath);
-      const active = token === undefined ? undefined : db.prepare<[string], { id: number }>(
-        'SELECT id FROM api_clients WHERE token_hash = ? AND is_active = 1',
-      ).get(hashToken(token));
-      if (active === undefined) err('demo: the database already holds other data; the demo token does not work in it');
-      else demoToken = token;
-    }
-  } catch (error) {
-    opened.abandon();
-    throw error;
+  const demoPath = packageFile('fixtures/demo.json');
+  const demoLoaded = db.transaction(() => {
+    const empty = (db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0) === 0;
+    const summary = demo && empty ? loadFixtureFile(db, demoPath) : undefined;
+    if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);
+    return summary;
+  }).immediate();
+  // Told only once committed: a failing fixture takes the demo back with it.
+  if (demoLoaded !== undefined) err(`demo: ${summaryLine(demoLoaded)}`);
+  if (!demo) return undefined;
+  const token = demoAgentToken(demoPath);
+  const active = token === undefined ? undefined : db.prepare<[string], { id: number }>(
+    'SELECT id FROM api_clients WHERE token_hash = ? AND is_active = 1',
+  ).get(hashToken(token));
+  if (active === undefined) {
+    err('demo: the database already holds other data; the demo token does not work in it');
+    return undefined;
   }
+  return token;
+}
 
-  let stopping = false;
-  const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });
-  // What the service knows of each request (route template, client id) for its log line; never sent.
+/**
+ * One JSON line per answered request on stderr: never the path as sent, a token or a body. The
+ * adapter's hooks hand over what the service knew (route template, client id, trace id); `attach`
+ * times every request the server answers.
+ */
+function requestLog() {
+  // What the service knows of each request for its log line; never sent.
   const metaOf = new WeakMap<IncomingMessage, ResponseMeta & { traceId?: string }>();
-  // One JSON line per answered request: never the path as sent, a token or a body.
+  // A CONNECT is answered on its socket, without a ServerResponse to wait for.
+  const connectStarted = new WeakMap<IncomingMessage, number>();
   const logLine = ({ method, meta, status, durationMs, traceId }: Answered): void => {
     err(JSON.stringify({
       time: new Date().toISOString(),
@@ -371,13 +378,10 @@ async function serve(args: string[]): Promise<void> {
       traceId: traceId ?? null,
     }));
   };
-  // A CONNECT is answered on its socket, without a ServerResponse to wait for.
-  const connectStarted = new WeakMap<IncomingMessage, number>();
-  const server = createNodeServer(withHealthCheck(service, { db, stopping: () => stopping }), {
-    ...(tls === undefined ? {} : { tls }),
+  return {
     // The adapter sends headers with one writeHead (res.getHeader cannot see them): the trace id
     // is taken from the answer itself.
-    onResponse: (response, req) => {
+    onResponse(response: ServiceResponse, req: IncomingMessage): void {
       const traceId = response.headers['x-trace-id'];
       const started = connectStarted.get(req);
       if (started !== undefined) {
@@ -386,27 +390,34 @@ async function serve(args: string[]): Promise<void> {
       else metaOf.set(req, { ...response.meta, ...(traceId === undefined ? {} : { traceId }) });
     },
     // Bytes node:http cannot parse never become a request; their answer gets a line all the same.
-    onClientError: (response) => {
+    onClientError(response: ServiceResponse): void {
       logLine({ method: response.meta?.method ?? null, meta: response.meta, status: response.status, durationMs: null, traceId: response.headers['x-trace-id'] });
     },
-  });
-  server.prependListener('connect', (req: IncomingMessage) => connectStarted.set(req, performance.now()));
-  const scheme = tls === undefined ? 'http' : 'https';
-
-  const logRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    const started = performance.now();
-    res.once('finish', () => {
-      const meta = metaOf.get(req);
-      logLine({ method: req.method ?? null, meta, status: res.statusCode, durationMs: performance.now() - started, traceId: meta?.traceId });
-    });
+    attach(server: Server): void {
+      server.prependListener('connect', (req: IncomingMessage) => connectStarted.set(req, performance.now()));
+      const logRequest = (req: IncomingMessage, res: ServerResponse): void => {
+        const started = performance.now();
+        res.once('finish', () => {
+          const meta = metaOf.get(req);
+          logLine({ method: req.method ?? null, meta, status: res.statusCode, durationMs: performance.now() - started, traceId: meta?.traceId });
+        });
+      };
+      for (const event of ANSWERED_ON) server.on(event, logRequest);
+    },
   };
-  // Every event the adapter answers a request on.
-  const answeredOn = ['request', 'checkContinue', 'checkExpectation'] as const;
-  for (const event of answeredOn) server.on(event, logRequest);
+}
 
-  // Once stopping, every answer still to be sent says `Connection: close`, so keep-alive clients
-  // let go and the process can exit as soon as the last request is answered. Prepended: the
-  // adapter may answer synchronously, and headers must be set before it writes them.
+/** Every event the adapter answers a request on. */
+const ANSWERED_ON = ['request', 'checkContinue', 'checkExpectation'] as const;
+
+/**
+ * SIGTERM and SIGINT stop the server cleanly: answers still to be sent say `Connection: close`,
+ * idle keep-alive connections close, work in flight finishes (`service.idle()`), then the
+ * database closes. A second signal cuts slow clients off; busy ones get 10 s.
+ */
+function stopOnSignals(server: Server, service: Service, db: Db, onStopping: () => void): void {
+  let stopping = false;
+  // Prepended: the adapter may answer synchronously, and headers must be set before it writes them.
   const unanswered = new Set<ServerResponse>();
   const trackAnswer = (_req: IncomingMessage, res: ServerResponse): void => {
     if (stopping) {
@@ -416,12 +427,73 @@ async function serve(args: string[]): Promise<void> {
     unanswered.add(res);
     res.once('close', () => unanswered.delete(res));
   };
-  for (const event of answeredOn) server.prependListener(event, trackAnswer);
+  for (const event of ANSWERED_ON) server.prependListener(event, trackAnswer);
 
-  const shutDown = (): void => {
-    service.close();
-    if (db.open) db.close();
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      // A second signal: stop waiting for slow clients.
+      server.closeAllConnections();
+      return;
+    }
+    stopping = true;
+    onStopping();
+    for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
+    err(JSON.stringify({ time: new Date().toISOString(), level: 'info', message: 'stopping', signal }));
+    server.close(() => {
+      // Publications to linked sources in flight finish first (each is bounded by its deadline).
+      void service.idle().finally(() => {
+        service.close();
+        if (db.open) db.close();
+        process.exitCode = 0;
+      });
+    });
+    server.closeIdleConnections();
+    // Keep-alive connections that stay busy get 10 s to finish before they are cut.
+    setTimeout(() => server.closeAllConnections(), 10_000).unref();
   };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function serve(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
+  checkFlags(args, SERVE_OPTIONS);
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const { host, port, rateLimit, sourceUrls, fixturePath, demo, tls } = serveConfig(values);
+
+  const [{ createNodeServer }, { withHealthCheck }, { createService }, { httpSourceProvider }] = await Promise.all([
+    import('../adapters/node-http.js'),
+    import('./health.js'),
+    import('../lib/service.js'),
+    import('../lib/sources/http-provider.js'),
+  ]);
+  // Each --source KEY=BASEURL is the built-in http provider for linked items of that providerKey.
+  const sources = Object.fromEntries([...sourceUrls].map(([key, url]) => [key, httpSourceProvider(url.toString())]));
+  const opened = await openDb(values.db);
+  const { db } = opened;
+  let demoToken: string | undefined;
+  try {
+    demoToken = await seedDatabase(db, demo, fixturePath);
+  } catch (error) {
+    opened.abandon();
+    throw error;
+  }
+
+  let stopping = false;
+  const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });
+  const log = requestLog();
+  const server = createNodeServer(withHealthCheck(service, { db, stopping: () => stopping }), {
+    ...(tls === undefined ? {} : { tls }),
+    onResponse: log.onResponse,
+    onClientError: log.onClientError,
+  });
+  log.attach(server);
+  stopOnSignals(server, service, db, () => { stopping = true; });
+  const scheme = tls === undefined ? 'http' : 'https';
+
   server.once('error', (error: Error) => {
     err(`error: cannot listen on ${urlHost(host)}:${port}: ${error.message}`);
     // Like any failed command: a database this start created goes again.
@@ -445,29 +517,6 @@ async function serve(args: string[]): Promise<void> {
       out(`  curl -H 'Authorization: Bearer ${demoToken}' ${base}/tasks/available`);
     }
   });
-
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      // A second signal: stop waiting for slow clients.
-      server.closeAllConnections();
-      return;
-    }
-    stopping = true;
-    for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
-    err(JSON.stringify({ time: new Date().toISOString(), level: 'info', message: 'stopping', signal }));
-    server.close(() => {
-      // Publications to linked sources in flight finish first (each is bounded by its deadline).
-      void service.idle().finally(() => {
-        shutDown();
-        process.exitCode = 0;
-      });
-    });
-    server.closeIdleConnections();
-    // Keep-alive connections that stay busy get 10 s to finish before they are cut.
-    setTimeout(() => server.closeAllConnections(), 10_000).unref();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
 }
 
 /**
