@@ -111,8 +111,9 @@ export function sourceStatements(db: Db) {
   });
   const failed = db.prepare<[{ stageId: number; next: number; generation: number }]>(
     "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId AND generation = @generation");
-  const publication = db.prepare<[number], { stageId: number; sourceItemId: number; externalRef: string | null }>(
-    'SELECT stage_id AS stageId, source_item_id AS sourceItemId, external_ref AS externalRef FROM source_publications WHERE stage_id = ?');
+  const publication = db.prepare<[number], { stageId: number; sourceItemId: number; externalRef: string | null; pendingMessage: string | null }>(
+    `SELECT stage_id AS stageId, source_item_id AS sourceItemId, external_ref AS externalRef, pending_message AS pendingMessage
+       FROM source_publications WHERE stage_id = ?`);
   const firstSource = db.prepare<[number], { id: number }>(
     'SELECT source_item_id AS id FROM task_sources WHERE task_id = ? ORDER BY position LIMIT 1');
   const nextDue = db.prepare<[], { next: number | null }>(

@@ -97,3 +97,46 @@ t.test('SOURCES: a publication answered after close() is not recorded: the conne
   t.equal(state(), 'pending', 'nothing is written');
   t.equal(h.db.prepare('SELECT count(*) FROM source_publication_refs').pluck().get(), 0);
 });
+
+t.test('SOURCES: a follow-up whose publication failed is sent with the next follow-up, not replaced by it', async (t) => {
+  const sent: PublishRequest[] = [];
+  let failing = false;
+  const provider: SourceProvider = {
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: async (_itemId, request) => {
+      sent.push(request);
+      if (failing) throw new Error('tracker down');
+      return { ref: `ref-${sent.length}` };
+    },
+  };
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+  const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
+    headers: { 'if-match': await etagOf(h, 1) },
+    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
+  });
+  t.equal(created.status, 201);
+  await h.service.idle();
+  const followUp = async (key: string, message: string) => {
+    h.db.prepare("UPDATE incoming_items SET response = 'Warm', response_state = 'responded', responded_at_utc = ?").run(h.clock.now());
+    bumpVersion(h);
+    const task = await readTask(h, 1);
+    const request = task.humanRequests[0];
+    const answer = await h.call('POST', '/api/v1/tasks/1/external-evaluation', {
+      headers: { 'if-match': task.etag, 'idempotency-key': key },
+      body: { decision: 'followup', incomingId: request.incomingId, revision: request.incomingRevision, message },
+    });
+    t.equal(answer.status, 204, answer.text ?? '');
+    await h.service.idle();
+  };
+  failing = true;
+  await followUp('f-1', 'And the headline?');
+  t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'failed', 'the first follow-up could not be sent');
+  failing = false;
+  await followUp('f-2', 'And the footer?');
+  const last = sent.at(-1)?.details ?? '';
+  t.match(last, /And the headline\?/, 'the failed follow-up goes with the next one');
+  t.match(last, /And the footer\?/);
+  t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'published');
+});

@@ -23,7 +23,15 @@ export function publicationsOf(sources: SourceStatements): Publications {
       if (publication === undefined) return;
       // If the source never took the request, sending only the follow-up would lose the original
       // question: publish the whole request instead (its details carry the follow-up by then).
-      sources.enqueuePublication(stageId, publication.sourceItemId, now, publication.externalRef === null ? null : message);
+      if (publication.externalRef === null) {
+        sources.enqueuePublication(stageId, publication.sourceItemId, now, null);
+        return;
+      }
+      // A follow-up not yet confirmed sent (failed, or still on its way) goes again with this one:
+      // replaced, it would never reach the source. One on its way that arrives is sent twice,
+      // which publishing allows (not exactly-once); a lost question is not.
+      const pending = publication.pendingMessage === null ? message : `${publication.pendingMessage}\n\nFollow-up: ${message}`;
+      sources.enqueuePublication(stageId, publication.sourceItemId, now, pending);
     },
   };
 }
