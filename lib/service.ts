@@ -93,6 +93,7 @@ export function createService(options: ServiceOptions): Service {
   const snapshots = snapshotStatements(db);
   const taskAccess = new EpochMemo<TaskAccess | null>();
   const handlers = operationHandlers({
+    clock: resolved.clock,
     readCache: new ResponseCache(),
     snapshots,
     claimSources: {

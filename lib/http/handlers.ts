@@ -21,6 +21,7 @@ import { assertMemberScopes, jsonResponse, type OperationContext, type Operation
 import type { RenderedRead, ResponseCache } from './response-cache.js';
 import type { Timed } from '../domain/tasks/read.js';
 import type { SnapshotStatements } from '../store/snapshots.js';
+import type { Clock } from '../time/clock.js';
 
 /** The linked sources a claim refreshes first (contract 9). */
 export interface ClaimSources {
@@ -59,6 +60,8 @@ export interface HandlerDependencies {
   readonly assistance: AssistanceRequests;
   readonly incoming: IncomingWork;
   readonly evaluation: ExternalEvaluation;
+  /** The service clock: a claim that waited for its sources reads the time again. */
+  readonly clock: Clock;
 }
 
 const okJson = (rendered: RenderedRead): ServiceResponse => ({
@@ -75,7 +78,7 @@ function bodyOf<T>(context: OperationContext): T {
 
 /** Binds each operation a client calls to its use case: a missing or misspelt one does not compile. */
 export function operationHandlers(deps: HandlerDependencies): Record<ClientOperationId, OperationHandler> {
-  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources, publisher, readCache, snapshots } = deps;
+  const { tasks, writes, claims, mutations, assistance, incoming, evaluation, claimSources, publisher, readCache, snapshots, clock } = deps;
 
   /**
    * A task read answered from the cache when nothing it depends on has changed. Readers whose
@@ -144,12 +147,15 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
    */
   const claim: OperationHandler = (context) => {
     const request = writeRequest(context);
-    const acquire = () => claims.claim(context.principal, context.id, context.now);
     const replay = mutations.check(request, () => claims.assertClaimable(context.principal, context.id, context.now));
     if (replay !== null) return replay;
     const refreshed = claimSources.refreshTask(context.id, context.principal.organisationId);
-    if (refreshed === null) return mutations.run(request, acquire);
+    if (refreshed === null) return mutations.run(request, () => claims.claim(context.principal, context.id, context.now));
     return refreshed.then(({ failed, changed, bumped }) => {
+      // The lease runs 15 minutes from when it is granted, not from when the request came in.
+      const now = clock.now();
+      const granted = { ...request, now };
+      const acquire = () => claims.claim(context.principal, context.id, now);
       // The client and its assignment were checked before the refresh; either may have gone since.
       context.reverify();
       if (failed) throw new ServiceError('source_unavailable', undefined, { 'retry-after': String(claimSources.retryAfterSeconds) });
@@ -157,7 +163,7 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
       // A reply alone does not refuse a claim (contract 9), yet recording it moved the version
       // the client's If-Match named. Accept exactly that one step; any other write meanwhile
       // still makes the If-Match stale.
-      return mutations.run(bumped ? withIfMatchAfterRefresh(request) : request, acquire);
+      return mutations.run(bumped ? withIfMatchAfterRefresh(granted) : granted, acquire);
     });
   };
 

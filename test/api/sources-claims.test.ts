@@ -287,3 +287,20 @@ t.test('SOURCES: a client revoked while its claim waits for the source refresh g
   expectProblem(t, await claimed, 'authentication_failed', 'the claim is refused once the source has answered');
   t.equal(leases(h, 1), 0, 'no lease for a client nobody can act as');
 });
+
+t.test('SOURCES: a claim that waited for its source gets a lease of 15 minutes from when it is granted', async (t) => {
+  let answer: (() => void) | undefined;
+  const slow: SourceProvider = {
+    refresh: () => new Promise((resolve) => { answer = () => resolve({ title: 'Slow' }); }),
+    publish: async () => ({ ref: 'r' }),
+  };
+  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'slow', itemId: 'S-1' }] }, service: { sources: { slow }, sourceTimeoutMs: 3_600_000 } });
+  const claimed = claim(h, 1, await etagOf(h, 1));
+  while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+  h.clock.advance(20 * 60_000);
+  answer();
+  const response = await claimed;
+  t.equal(response.status, 200);
+  t.equal(response.json.expiresUtc, new Date(h.clock.now() + 15 * 60_000).toISOString(), 'now + 15 min at the grant');
+  t.equal(h.db.prepare('SELECT acquired_utc FROM claims WHERE task_id = 1').pluck().get(), h.clock.now(), 'acquired when granted');
+});
