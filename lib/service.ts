@@ -180,6 +180,9 @@ export function createService(options: ServiceOptions): Service {
     },
     close() {
       closed = true;
+      // Writes of the open batch are answered 503 and take nothing with them: a Database passed
+      // in must not carry this service's open transaction to the next one.
+      commits.abandonOpen(new Error('the service was closed'));
       servedHandles.delete(db);
       if (owned && db.open) db.close();
     },

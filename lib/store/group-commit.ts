@@ -16,6 +16,11 @@ export interface GroupCommit {
    * when it was rolled back. With no batch open, true at once.
    */
   settled(): Promise<boolean>;
+  /**
+   * Rolls back the batch open now, if any, and rejects every write that joined it with `error`
+   * (a service being closed: its connection may go to another service at once).
+   */
+  abandonOpen(error: unknown): void;
 }
 
 interface Waiting {
@@ -102,6 +107,9 @@ export function groupCommit(db: Db): GroupCommit {
     },
     settled(): Promise<boolean> {
       return batch === null ? Promise.resolve(true) : batch.ended;
+    },
+    abandonOpen(error: unknown): void {
+      if (batch !== null) abandon(batch, error);
     },
   };
 }

@@ -291,3 +291,28 @@ t.test('ERRORS: a body failing its schema is described in one debug entry when t
   // Without debug() there is nobody to tell: listing a large body's failures would only cost time.
   t.equal(resolveOptions({ db: ':memory:', logger: { error: () => undefined } }).logger.debug, undefined);
 });
+
+t.test('ERRORS: close() with a write batch open on a Database passed in rolls the batch back: its writes are 503, and the next service writes at once', async (t) => {
+  const db = new Database(join(t.testdir(), 'batch-open.sqlite'));
+  t.teardown(() => db.close());
+  const clock = manualClock(TEST_NOW);
+  loadFixture(db, baseFixture(), { now: clock.now() });
+  const first = createService({ db, clock });
+  const ada = { authorization: `Bearer ${TOKENS.ada}` };
+  const read = await first.handle({ method: 'GET', url: '/api/v1/tasks/2', headers: ada });
+  const etag = read.headers['etag'] as string;
+  const patch = first.handle({
+    method: 'PATCH', url: '/api/v1/tasks/2', headers: { ...ada, 'if-match': etag, 'content-type': 'application/json' }, body: '{"sequence":7}',
+  });
+  t.ok(db.inTransaction, 'the PATCH opened a batch');
+  first.close();
+  t.notOk(db.inTransaction, 'close() rolled it back');
+  const next = createService({ db, clock });
+  t.teardown(() => next.close());
+  const note = await next.handle({
+    method: 'POST', url: '/api/v1/tasks/2/notes', headers: { ...ada, 'if-match': etag, 'content-type': 'application/json' }, body: '{"text":"from the next service"}',
+  });
+  t.equal(note.status, 204, 'the next service writes');
+  expectProblem(t, await patch, 'temporarily_unavailable', 'the closed service\'s write');
+  t.equal(db.prepare('SELECT sequence FROM tasks WHERE id = 2').pluck().get(), 20, 'and nothing of it is on disk');
+});
