@@ -43,6 +43,9 @@ export function sourcePublisher(options: PublisherOptions) {
 
   async function publishDue(): Promise<void> {
     for (const publication of sources.duePublications(options.now())) {
+      // A closed service calls no provider: its connection may already serve another service,
+      // which will send what is still due itself.
+      if (options.closed()) return;
       const record = await publish(publication);
       // Recorded in a transaction of its own, never inside a write batch (rolled back, it would
       // take the record with it and the request would be published twice), and never once the
@@ -96,6 +99,7 @@ export function sourcePublisher(options: PublisherOptions) {
     do {
       rerun = false;
       await afterCommit();
+      if (options.closed()) return;
       await publishDue();
     } while (rerun);
   }

@@ -144,6 +144,7 @@ export function sourceRefresher(options: RefreshOptions) {
       // Providers run outside any transaction of the service: a claim made while a write batch
       // is open waits for its commit, so a provider never sees (or joins) uncommitted rows.
       await outsideBatch(options.batches);
+      if (options.closed()) throw new Error('the service was closed before a source refresh');
       const unique = [...new Map(items.map((item) => [item.id, item])).values()];
       const outcomes = await Promise.all(unique.map(async (item): Promise<Outcome> => ({ item, snapshot: await fetchSnapshot(item) })));
       // A batch opened while the providers answered: what the refresh records is reported at once

@@ -57,9 +57,13 @@ t.test('SOURCES: a follow-up queued while the request is still being published i
 /** A request published to a provider whose answer the test releases; resolves once the send is in flight. */
 async function publishingWorld(t: TapTest) {
   let answer: (() => void) | undefined;
+  const published: string[] = [];
   const provider: SourceProvider = {
     refresh: async () => ({ title: 'Ticket' }),
-    publish: () => new Promise((resolve) => { answer = () => resolve({ ref: 'ref-1' }); }),
+    publish: (_itemId, request) => {
+      published.push(request.title);
+      return new Promise((resolve) => { answer = () => resolve({ ref: `ref-${published.length}` }); });
+    },
   };
   const fixture = baseFixture();
   fixture.tasks[0]!['sources'] = [{ providerKey: 'slow', itemId: 'T-1' }];
@@ -71,7 +75,7 @@ async function publishingWorld(t: TapTest) {
   t.equal(created.status, 201);
   while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
   const state = () => h.db.prepare('SELECT state FROM source_publications').pluck().get();
-  return { h, answer, state };
+  return { h, answer, state, published };
 }
 
 t.test('SOURCES: a publication answered while a write batch is open is recorded after that batch, never inside it', async (t) => {
@@ -139,4 +143,19 @@ t.test('SOURCES: a follow-up whose publication failed is sent with the next foll
   t.match(last, /And the headline\?/, 'the failed follow-up goes with the next one');
   t.match(last, /And the footer\?/);
   t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'published');
+});
+
+t.test('SOURCES: a closed service calls no provider any more, not even for a request queued while one was in flight', async (t) => {
+  const { h, answer, published } = await publishingWorld(t);
+  const second = await h.call('POST', '/api/v1/tasks/1/human-requests', {
+    headers: { 'if-match': await etagOf(h, 1) },
+    body: { humanAssigneeId: 11, title: 'And the footer?', estimatedMinutes: 15, publishExternally: true },
+  });
+  t.equal(second.status, 201, 'a second request is queued while the first is being sent');
+  h.service.close();
+  answer();
+  for (let turn = 0; turn < 10; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  t.strictSame(published, ['Which tone?'], 'nothing more was sent after close()');
+  t.strictSame(h.errors, [], 'and nothing was logged');
+  t.equal(h.db.prepare("SELECT count(*) FROM source_publications WHERE state = 'pending'").pluck().get(), 2, 'both stay due for the next service');
 });
