@@ -26,8 +26,8 @@ export const INT32_MAX = 2147483647;
 export const MAX_TEXT_LENGTH = 20000;
 
 /** A value or null; rendered as `nullable: true` in OpenAPI. */
-export function Nullable<T extends TSchema>(schema: T) {
-  return Type.Union([schema, Type.Null()]);
+export function Nullable<T extends TSchema>(schema: T, options: { description?: string } = {}) {
+  return Type.Union([schema, Type.Null()], options);
 }
 
 export function Int32(options: { minimum?: number; maximum?: number; description?: string } = {}) {
@@ -39,6 +39,9 @@ export function Int64(options: { description?: string } = {}) {
 }
 
 export const Id = Int32({ minimum: 1 });
+
+/** An id with what it names: which path takes it matters to a client (stage, Incoming, task). */
+export const IdOf = (description: string) => Int32({ minimum: 1, description });
 
 /** London wall time as the service writes it. */
 export const LocalDateTime = Type.String({
@@ -55,11 +58,14 @@ export const LocalDateTimeInput = Type.String({
     'that is converted to London time. A nonexistent spring wall time is rejected with 422 invalid_field.',
 });
 
-export const UtcDateTime = Type.String({
+/** A UTC instant, YYYY-MM-DDTHH:mm:ss.sssZ, with what it is when that needs saying. */
+export const UtcDateTimeOf = (description = 'UTC instant, YYYY-MM-DDTHH:mm:ss.sssZ.') => Type.String({
   format: 'date-time',
   pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
-  description: 'UTC instant, YYYY-MM-DDTHH:mm:ss.sssZ.',
+  description,
 });
+
+export const UtcDateTime = UtcDateTimeOf();
 
 export const Uuid = Type.String({ format: 'uuid' });
 

@@ -33,9 +33,10 @@ class SchemaConverter {
     if (Array.isArray(anyOf)) {
       const nonNull = anyOf.filter((member) => !(isObject(member) && member['type'] === 'null'));
       if (nonNull.length === 1 && nonNull.length < anyOf.length) {
+        // Inline, never a $ref: OpenAPI 3.0.3 has no nullable reference (`nullable` only widens a
+        // `type` beside it, and validators reject it without one).
         const inner = this.convert(nonNull[0], false) as JsonObject;
         const { title: _title, ...rest } = this.copyAnnotations(schema);
-        if (typeof inner['$ref'] === 'string') return { allOf: [inner], nullable: true, ...rest };
         // `nullable` does not widen `enum` (OpenAPI 3.0.3 clarification; Ajv agrees): a nullable
         // enum must list null itself, or validators reject the null the schema means to allow.
         const values = inner['enum'];
@@ -124,13 +125,22 @@ function headerRefs(names: readonly string[]): JsonObject {
 /** A schema with no named parts (a header's, a path parameter's) as OpenAPI shows it. */
 const plainSchema = (schema: TSchema): Json => new SchemaConverter().convert(schema, false);
 
+const IDEMPOTENCY_RULES = 'A successful answer is kept 24 hours per organisation, client and key: the same request again (members in any order) ' +
+  'gets it back with Idempotent-Replayed: true, even with a stale If-Match (a present, well-formed one is still needed); ' +
+  'the same key with another operation or body is 409 idempotency_conflict. Missing where required, or malformed, is 422 idempotency_key_required.';
+
 const PARAMETERS: Record<string, JsonObject> = {
   Id: { name: 'id', in: 'path', required: true, description: 'Positive int32 id.', schema: plainSchema(Id) },
   IfMatchTask: { name: 'If-Match', in: 'header', required: true, description: 'The exact quoted task ETag "task-{id}-plan-{workspaceVersion}". Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
   IfMatchIncoming: { name: 'If-Match', in: 'header', required: true, description: 'The quoted Incoming revision (its etag). Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
-  IdempotencyKeyRequired: { name: 'Idempotency-Key', in: 'header', required: true, schema: plainSchema(IdempotencyKey) },
-  IdempotencyKeyOptional: { name: 'Idempotency-Key', in: 'header', required: false, schema: plainSchema(IdempotencyKey) },
-  TaskClaim: { name: 'X-Task-Claim', in: 'header', required: false, description: 'The live lease token; required for task writes while a live lease exists. Malformed or all-zero gives 400.', schema: plainSchema(LeaseToken) },
+  IdempotencyKeyRequired: { name: 'Idempotency-Key', in: 'header', required: true, description: `Required. ${IDEMPOTENCY_RULES}`, schema: plainSchema(IdempotencyKey) },
+  IdempotencyKeyOptional: { name: 'Idempotency-Key', in: 'header', required: false, description: `Optional, recommended. ${IDEMPOTENCY_RULES}`, schema: plainSchema(IdempotencyKey) },
+  TaskClaim: {
+    name: 'X-Task-Claim', in: 'header', required: false,
+    description: 'The live lease token. While a live lease exists it is required, and a missing or other token gives 409 task_claimed; ' +
+      'with no live lease, any token sent gives 409 claim_expired. Malformed or all-zero gives 400.',
+    schema: plainSchema(LeaseToken),
+  },
   IfNoneMatch: { name: 'If-None-Match', in: 'header', required: false, description: 'A matching ETag gives 304.', schema: { type: 'string' } },
 };
 

@@ -2,8 +2,8 @@ import { Type, type Static } from 'typebox';
 import { ERROR_CODES } from '../domain/errors.js';
 import { SCOPES } from '../auth/scopes.js';
 import {
-  AssistanceKind, Id, Int32, Int64, Lifecycle, LocalDateTime, NamedEntity, Nullable, PriorityName,
-  ResourceMode, ResponseState, TaskStatus, UtcDateTime, Uuid,
+  AssistanceKind, Id, IdOf, Int32, Int64, Lifecycle, LocalDateTime, NamedEntity, Nullable, PriorityName,
+  ResourceMode, ResponseState, TaskStatus, UtcDateTime, UtcDateTimeOf, Uuid,
 } from './common.js';
 
 /** Response shapes of the spec. Every property is required, nullable ones included. */
@@ -69,9 +69,9 @@ export const Note = Type.Object(
 
 export const HumanRequest = Type.Object(
   {
-    stageId: Id,
-    requestedForStageId: Id,
-    incomingId: Nullable(Id),
+    stageId: IdOf('The assistance-stage id, used by /human-requests/{id}; not the Incoming id.'),
+    requestedForStageId: IdOf('The task the request was raised on.'),
+    incomingId: Nullable(IdOf('The Incoming id, used by /incoming/{id}/... and as incomingId when evaluating; distinct from stageId.')),
     requestedByApiClientId: Id,
     requestedByStaffMemberId: Id,
     assignedHumanId: Id,
@@ -96,7 +96,10 @@ export const HumanRequest = Type.Object(
     responseState: ResponseState,
     actualStartUtc: Nullable(UtcDateTime),
     actualEffortMinutes: Nullable(Int32({ minimum: 0 })),
-    incomingRevision: Nullable(Uuid),
+    incomingRevision: Nullable(Type.String({
+      format: 'uuid',
+      description: 'The Incoming item\'s revision, bare: quoted it is the If-Match of Incoming actions, and as is the revision of an evaluation.',
+    })),
     respondedAtUtc: Nullable(UtcDateTime),
     assistanceKind: AssistanceKind,
   },
@@ -124,8 +127,8 @@ export const SourceChange = Type.Object(
     id: Int64(),
     incomingId: Nullable(Id),
     kind: Type.Enum(['source', 'reply']),
-    before: Nullable(Type.Object({}, { additionalProperties: true })),
-    after: Nullable(Type.Object({}, { additionalProperties: true })),
+    before: Nullable(SourceFacts, { description: 'The facts before a source change; null for a reply.' }),
+    after: Nullable(SourceFacts, { description: 'The facts after a source change; null for a reply.' }),
     response: Nullable(Type.String({ description: 'A reply\'s text; null without scope human-requests:read.' })),
     author: Nullable(Type.String({ description: 'A reply\'s author; null without scope human-requests:read.' })),
     occurredUtc: UtcDateTime,
@@ -142,12 +145,12 @@ export const SourceActivation = Type.Object(
 
 export const AwaitingEvaluation = Type.Object(
   {
-    id: Id,
-    assistanceStageId: Nullable(Id),
+    id: IdOf('The Incoming item\'s id: the incomingId to evaluate with.'),
+    assistanceStageId: Nullable(IdOf('The assistance-stage id of the request (/human-requests/{id}).')),
     assistanceKind: AssistanceKind,
     response: Nullable(Type.String()),
     respondedAtUtc: Nullable(UtcDateTime),
-    revision: Uuid,
+    revision: Type.String({ format: 'uuid', description: 'The revision to send with the evaluation (bare, as here).' }),
   },
   closed('AwaitingEvaluation'),
 );
@@ -181,7 +184,10 @@ export const Task = Type.Object(
     blockingReasons: Type.Array(Type.Enum(['unmet prerequisites', 'human assistance', 'external waiting'])),
     humanRequests: Type.Array(HumanRequest, { description: 'Empty without scope human-requests:read.' }),
     notes: Type.Array(Note, { description: 'Always empty in list responses.' }),
-    etag: Type.String({ pattern: '^"task-[1-9][0-9]*-plan-[1-9][0-9]*"$' }),
+    etag: Type.String({
+      pattern: '^"task-[1-9][0-9]*-plan-[1-9][0-9]*"$',
+      description: 'The task\'s ETag, quoted, as the ETag header: the If-Match of task writes.',
+    }),
   },
   closed('Task'),
 );
@@ -211,12 +217,12 @@ export const Incoming = Type.Object(
 export const Claim = Type.Object({ token: Uuid, expiresUtc: UtcDateTime }, closed('Claim'));
 
 export const ClaimRelease = Type.Object(
-  { released: Type.Boolean(), releasedUtc: UtcDateTime },
+  { released: Type.Boolean(), releasedUtc: UtcDateTimeOf('When the lease ended (now), not a future expiry; YYYY-MM-DDTHH:mm:ss.sssZ.') },
   closed('ClaimRelease'),
 );
 
 export const CreatedRequest = Type.Object(
-  { id: Id, originatingTaskId: Id },
+  { id: IdOf('The assistance-stage id: GET /human-requests/{id} reads the request.'), originatingTaskId: Id },
   closed('CreatedRequest'),
 );
 

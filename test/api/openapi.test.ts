@@ -397,3 +397,25 @@ t.test('GET /openapi.json: the document contains no tenant data', async (t) => {
   t.equal(again.text, text);
   t.notMatch(text, /Zzyzx/);
 });
+
+t.test('GET /openapi.json: the ids and tags an agent passes on say where they go, and a source change\'s facts are SourceFacts', async (t) => {
+  const { doc } = await servedDocument();
+  const schemas = doc.components.schemas;
+  t.match(schemas.HumanRequest.properties.stageId.description, /\/human-requests\/\{id\}/);
+  t.match(schemas.HumanRequest.properties.incomingId.description, /\/incoming\/\{id\}/);
+  t.match(schemas.HumanRequest.properties.incomingRevision.description, /If-Match/);
+  t.match(schemas.AwaitingEvaluation.properties.id.description, /incomingId to evaluate with/);
+  t.match(schemas.CreatedRequest.properties.id.description, /assistance-stage id/);
+  t.match(schemas.ClaimRelease.properties.releasedUtc.description, /not a future expiry/);
+  t.match(schemas.Task.properties.etag.description, /If-Match/);
+  // Inline: OpenAPI 3.0.3 has no nullable $ref (`nullable` needs a `type` beside it).
+  for (const member of ['before', 'after']) {
+    const { nullable, description: _description, ...facts } = schemas.SourceChange.properties[member];
+    t.strictSame(facts, schemas.SourceFacts, `${member} is SourceFacts`);
+    t.equal(nullable, true, `${member} is null for a reply`);
+  }
+  for (const name of ['IdempotencyKeyRequired', 'IdempotencyKeyOptional']) {
+    t.match(doc.components.parameters[name].description, /24 hours.*Idempotent-Replayed.*409 idempotency_conflict.*422 idempotency_key_required/s, name);
+  }
+  t.match(doc.components.parameters.TaskClaim.description, /409 task_claimed.*409 claim_expired/s);
+});

@@ -158,7 +158,7 @@ t.test('GET /tasks/waiting: assistance content is hidden in lists without human-
 t.test('GET /tasks/{id}: requiresAttention is true with an unacknowledged external change', async (t) => {
   const h = harness({ defaultToken: TOKENS.ada });
   const item = addSourceItem(h, 'T-3');
-  addChange(h, { taskId: 3, sourceItemId: item, incomingId: null, kind: 'source', before: { title: 'a' }, after: { title: 'b' } });
+  addChange(h, { taskId: 3, sourceItemId: item, incomingId: null, kind: 'source', before: { title: 'a', description: null, businessStatus: null }, after: { title: 'b', description: null, businessStatus: null } });
   t.equal((await h.call('GET', '/api/v1/tasks/3')).json.requiresAttention, true);
   t.equal((await h.call('GET', '/api/v1/tasks/3', { token: TOKENS.readOnly })).json.requiresAttention, true);
   h.db.prepare('UPDATE source_changes SET acknowledged_utc = ?').run(h.clock.now());

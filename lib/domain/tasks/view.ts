@@ -2,7 +2,7 @@ import type { RemainingMinutes } from '../planning/remaining-minutes.js';
 import type { Principal } from '../../auth/authenticate.js';
 import type {
   AssignmentView, AwaitingEvaluationView, HumanRequestView, NoteView, SourceActivationView, SourceChangeView,
-  SourceContextView, TaskView,
+  SourceContextView, SourceFactsView, TaskView,
 } from '../../schemas/resources.js';
 import { taskIdList, type HumanRequestRow, type TaskReadStatements, type TaskRow } from '../../store/task-reads.js';
 import { formatUtc, formatUtcOrNull } from '../../time/london.js';
@@ -75,8 +75,9 @@ function groupByTask<R extends { taskId: number }>(rows: readonly R[]): Map<numb
   return groups;
 }
 
-function parseFacts(text: string | null): Record<string, unknown> | null {
-  return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
+/** A change's facts as the refresher stored them (SourceFacts, contract 9). */
+function parseFacts(text: string | null): SourceFactsView | null {
+  return text === null ? null : (JSON.parse(text) as SourceFactsView);
 }
 
 export interface ViewOptions {
