@@ -50,9 +50,12 @@ export function sourcePublisher(options: PublisherOptions) {
       // Recorded in a transaction of its own, never inside a write batch (rolled back, it would
       // take the record with it and the request would be published twice), and never once the
       // service is closed: the connection may already serve another service.
-      await outsideBatch(options.batches);
-      if (options.closed()) return;
-      record();
+      const recorded = await outsideBatch(options.batches, () => {
+        if (options.closed()) return false;
+        record();
+        return true;
+      });
+      if (!recorded) return;
     }
   }
 

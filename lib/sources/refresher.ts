@@ -143,16 +143,18 @@ export function sourceRefresher(options: RefreshOptions) {
     async refresh(items: readonly SourceItemRow[], clock: () => number): Promise<RefreshResult> {
       // Providers run outside any transaction of the service: a claim made while a write batch
       // is open waits for its commit, so a provider never sees (or joins) uncommitted rows.
-      await outsideBatch(options.batches);
-      if (options.closed()) throw new Error('the service was closed before a source refresh');
       const unique = [...new Map(items.map((item) => [item.id, item])).values()];
-      const outcomes = await Promise.all(unique.map(async (item): Promise<Outcome> => ({ item, snapshot: await fetchSnapshot(item) })));
+      const outcomes = await outsideBatch(options.batches, () => {
+        if (options.closed()) throw new Error('the service was closed before a source refresh');
+        return Promise.all(unique.map(async (item): Promise<Outcome> => ({ item, snapshot: await fetchSnapshot(item) })));
+      });
       // A batch opened while the providers answered: what the refresh records is reported at once
       // (a claim acts on it), so it must not ride on a batch that may yet be rolled back.
-      await outsideBatch(options.batches);
-      // The service may have been closed while the providers answered: its connection is not to be written.
-      if (options.closed()) throw new Error('the service was closed during a source refresh');
-      return apply.immediate(outcomes, clock());
+      return outsideBatch(options.batches, () => {
+        // The service may have been closed while the providers answered: its connection is not to be written.
+        if (options.closed()) throw new Error('the service was closed during a source refresh');
+        return apply.immediate(outcomes, clock());
+      });
     },
   };
 }

@@ -115,9 +115,11 @@ export function groupCommit(db: Db): GroupCommit {
 }
 
 /**
- * Resolves once no batch is open, so that synchronous work run right after it (a transaction of
- * its own) joins no batch: one rolled back would take that work with it, unannounced.
+ * Runs `work` (a transaction of its own) once no batch is open, so that it joins none: one rolled
+ * back would take the work with it, unannounced. The last look at `open` and the call are one
+ * synchronous step, so no batch can open in between.
  */
-export async function outsideBatch(batches: Pick<GroupCommit, 'open' | 'settled'>): Promise<void> {
+export async function outsideBatch<T>(batches: Pick<GroupCommit, 'open' | 'settled'>, work: () => T): Promise<T> {
   while (batches.open) await batches.settled();
+  return work();
 }
