@@ -20,7 +20,7 @@ export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T> | T, t
   const time = clock.after === undefined ? realTime : clock;
   const startedAt = time.now();
   const controller = new AbortController();
-  let cancel: (() => void) | undefined;
+  let cancel: unknown;
   const deadline = new Promise<never>((_, reject) => {
     cancel = time.after?.(timeoutMs, () => {
       controller.abort();
@@ -37,5 +37,8 @@ export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T> | T, t
     if (time.now() - startedAt > timeoutMs) throw new Error(`no answer within ${timeoutMs} ms`);
     return value;
   });
-  return Promise.race([inTime, deadline]).finally(() => cancel?.());
+  // An embedder's after() that returns no cancel function leaves its timer to fire into nothing.
+  return Promise.race([inTime, deadline]).finally(() => {
+    if (typeof cancel === 'function') cancel();
+  });
 }

@@ -46,15 +46,23 @@ export function manualClock(start: number | string | Date): ManualClock {
   let current = toInstant(start);
   const timers = new Set<{ readonly due: number; readonly callback: () => void }>();
 
+  /** Fires every timer now due, earliest first; one that throws stops none of the others. */
   function moveTo(instant: number): void {
     current = instant;
+    const failures: unknown[] = [];
     for (;;) {
       let next: { readonly due: number; readonly callback: () => void } | undefined;
       for (const timer of timers) if (timer.due <= current && (next === undefined || timer.due < next.due)) next = timer;
-      if (next === undefined) return;
+      if (next === undefined) break;
       timers.delete(next);
-      next.callback();
+      try {
+        next.callback();
+      } catch (error) {
+        failures.push(error);
+      }
     }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, 'timer callbacks threw');
   }
 
   return {

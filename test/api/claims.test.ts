@@ -176,7 +176,7 @@ t.test('CLAIM: a task handed to another assignee by a fixture load is free for t
   t.equal(liveLeases(h, 1), 0, 'task 1, back with Ada: the lease of Bob, no longer assigned, is released');
 });
 
-t.test('CLAIM: a fixture load that retires the worker, or deactivates the client or its sponsor, releases the leases it held', async (t) => {
+t.test('CLAIM: a fixture load that retires the worker, deactivates the client or its sponsor, or takes tasks:update away, releases the leases it held', async (t) => {
   const retire = (fixture: FixtureShape) => {
     const bob = fixture.staff.find((row) => row['id'] === 12) as Record<string, unknown>;
     return { staff: [{ ...bob, isActive: false }] };
@@ -189,7 +189,13 @@ t.test('CLAIM: a fixture load that retires the worker, or deactivates the client
     const grace = fixture.staff.find((row) => row['id'] === 11) as Record<string, unknown>;
     return { staff: [{ ...grace, isActive: false }] };
   };
-  for (const [label, change] of [['worker retired', retire], ['client deactivated', revokeInFile], ['sponsor retired', retireSponsor]] as const) {
+  const dropUpdateScope = (fixture: FixtureShape) => {
+    const client = fixture.clients.find((row) => row['id'] === 103) as Record<string, unknown>;
+    return { clients: [{ ...client, scopes: ['tasks:read'] }] };
+  };
+  for (const [label, change] of [
+    ['worker retired', retire], ['client deactivated', revokeInFile], ['sponsor retired', retireSponsor], ['tasks:update taken away', dropUpdateScope],
+  ] as const) {
     const h = world();
     t.equal((await claim(h, 4, { token: TOKENS.bob })).status, 200, `${label}: Bob leases task 4`);
     loadFixture(h.db, change(worldFixture()), { now: h.clock.now() });

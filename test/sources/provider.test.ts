@@ -90,6 +90,8 @@ t.test('SOURCES: withDeadline passes results and failures through, cuts off work
   await t.rejects(late, /no answer/, 'an answer after the deadline does not count');
   // A non-promise result is accepted too (an embedder's provider may be synchronous).
   t.equal(await withDeadline(() => 'plain' as unknown as Promise<string>, 100, clock), 'plain');
+  // An after() that returns no cancel function is tolerated.
+  t.equal(await withDeadline(async () => 'fine', 100, { now: () => 0, after: () => 5 as unknown as () => void }), 'fine');
   // Without timers of its own, a clock leaves the deadline to real time.
   await t.rejects(withDeadline(() => new Promise<never>(() => {}), 1, { now: () => 0 }), /no answer within 1 ms/);
 });

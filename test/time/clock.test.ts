@@ -119,3 +119,16 @@ t.test('createService takes a clock with or without after(); after must be a fun
   t.doesNotThrow(() => createService({ db: ':memory:', clock: manualClock(0) }).close());
   t.throws(() => createService({ db: ':memory:', clock: { now: () => 0, after: 5 } as unknown as Clock }), TypeError);
 });
+
+t.test('manualClock: a timer callback that throws stops none of the other due timers; the error still surfaces', async (t) => {
+  const clock = manualClock(0);
+  const fired: number[] = [];
+  clock.after(10, () => { throw new Error('first'); });
+  clock.after(20, () => fired.push(20));
+  t.throws(() => clock.advance(30), /first/, 'advance reports the failure');
+  t.strictSame(fired, [20], 'the timer due after it fired anyway');
+  t.equal(clock.now(), 30, 'and the clock moved');
+  clock.after(1, () => { throw new Error('a'); });
+  clock.after(2, () => { throw new Error('b'); });
+  t.throws(() => clock.advance(5), AggregateError, 'several failures come together');
+});
