@@ -59,12 +59,15 @@ const hasMethod = (value: object, name: string): boolean =>
 const optionalMethod = (value: object, name: string): boolean =>
   (value as Record<string, unknown>)[name] === undefined || hasMethod(value, name);
 
-/** The latest instant London wall times can name: 9999-12-31T23:59:59.999Z. */
-const LAST_INSTANT_MS = 253_402_300_799_999;
+/**
+ * The latest instant the clock may answer, 9998-12-31T23:59:59.999Z: London wall times end with
+ * 9999, and plans look a year ahead of now.
+ */
+const LAST_INSTANT_MS = 253_370_764_799_999;
 
 /**
  * One call at construction: a clock answering anything but epoch milliseconds from 1970 to the
- * year 9999 would fail every request (microseconds or seconds by mistake, say).
+ * end of 9998 would fail every request (microseconds or seconds by mistake, say).
  */
 function answersEpochMs(clock: Clock): boolean {
   try {
