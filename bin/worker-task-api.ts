@@ -471,7 +471,14 @@ async function serve(args: string[]): Promise<void> {
     import('../lib/sources/http-provider.js'),
   ]);
   // Each --source KEY=BASEURL is the built-in http provider for linked items of that providerKey.
-  const sources = Object.fromEntries([...sourceUrls].map(([key, url]) => [key, httpSourceProvider(url.toString())]));
+  const sources = Object.fromEntries([...sourceUrls].map(([key, url]) => {
+    try {
+      return [key, httpSourceProvider(url.toString())];
+    } catch (error) {
+      // What the provider refuses (credentials it cannot send) is the operator's flag to fix.
+      throw new UsageError(`source ${key}: ${error instanceof Error ? error.message.replace(/^httpSourceProvider: /, '') : String(error)}`);
+    }
+  }));
   const opened = await openDb(values.db);
   const { db } = opened;
   let demoToken: string | undefined;

@@ -19,6 +19,20 @@ async function readJson(response: Response, limit: number): Promise<unknown> {
   return JSON.parse(new TextDecoder().decode(Buffer.concat(chunks)));
 }
 
+/** The Basic `Authorization` value for a base URL's percent-encoded user and password (RFC 7617). */
+function basicCredentials(encodedUser: string, encodedPassword: string): string {
+  let user: string;
+  let password: string;
+  try {
+    user = decodeURIComponent(encodedUser);
+    password = decodeURIComponent(encodedPassword);
+  } catch {
+    throw new TypeError('httpSourceProvider: the user and password in baseUrl must be percent-encoded');
+  }
+  if (user.includes(':')) throw new TypeError('httpSourceProvider: the user in baseUrl must not contain ":" (RFC 7617)');
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
 /** The built-in provider: always asynchronous. */
 export interface HttpSourceProvider extends SourceProvider {
   refresh(itemId: string, signal: AbortSignal): Promise<ProviderItem>;
@@ -38,9 +52,7 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new TypeError('httpSourceProvider: baseUrl must be an http: or https: URL');
   }
-  const authorization = url.username === '' && url.password === ''
-    ? undefined
-    : `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+  const authorization = url.username === '' && url.password === '' ? undefined : basicCredentials(url.username, url.password);
   url.username = '';
   url.password = '';
   const base = url.toString();

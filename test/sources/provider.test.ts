@@ -160,6 +160,10 @@ t.test('SOURCES: httpSourceProvider sends a user and password of its base URL as
   stub.failRefresh('T-1', { kind: 'status', status: 500 });
   const failure = await httpSourceProvider(withCredentials).refresh('T-1', signal).catch((error: unknown) => String(error));
   t.notMatch(failure, /S3cret/, 'a failure names no password');
+  t.throws(() => httpSourceProvider('http://a%ZZ:b@127.0.0.1:9/items/'),
+    new TypeError('httpSourceProvider: the user and password in baseUrl must be percent-encoded'), 'a bad escape is refused at once');
+  t.throws(() => httpSourceProvider('http://svc%3Aadmin:b@127.0.0.1:9/items/'),
+    new TypeError('httpSourceProvider: the user in baseUrl must not contain ":" (RFC 7617)'), 'a user with ":" cannot be sent');
 });
 
 t.test('SOURCES: httpSourceProvider refuses a base that is no http(s) URL and limits that are no positive integers', async (t) => {
