@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
-import { createPrivateFile, makeParents, removeDatabaseFiles } from '../store/files.js';
+import { createNewPrivateFile, makeParents, removeDatabaseFiles } from '../store/files.js';
 
 /** What `backupDatabase` did. */
 export interface BackupSummary {
@@ -36,14 +36,18 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
     if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
   };
   let pages: number;
+  let created = false;
   try {
     createdDirectory = makeParents(dirname(resolve(target)));
-    createPrivateFile(target);
+    // Created here, new: a file that appeared since the check above is left alone, not overwritten.
+    if (!createNewPrivateFile(target)) throw new AdminError(`${target} already exists; back up to a new file`);
+    created = true;
     // After the first (sizing) step, every remaining page in one step.
     pages = (await db.backup(target, { progress: () => 0x7fffffff })).totalPages;
   } catch (error) {
-    removeCopy();
-    throw new AdminError(`backup failed: ${error instanceof Error ? error.message : String(error)}`);
+    if (created) removeCopy();
+    else if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
+    throw error instanceof AdminError ? error : new AdminError(`backup failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     db.close();
   }

@@ -29,11 +29,20 @@ export function makeParents(directory: string): string | undefined {
  * already, or appears meanwhile, is left as it is.
  */
 export function createPrivateFile(file: string): void {
-  if (existsSync(file)) return;
+  if (!existsSync(file)) createNewPrivateFile(file);
+}
+
+/**
+ * `createPrivateFile` for a file that must be new (a backup): false when one exists already, so
+ * a file that appears between a check and the write is never overwritten.
+ */
+export function createNewPrivateFile(file: string): boolean {
   try {
     closeSync(openSync(file, 'wx', 0o600));
+    return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
   }
 }
 

@@ -1,8 +1,9 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backupDatabase } from '../../lib/admin/backup.js';
+import { createNewPrivateFile } from '../../lib/store/files.js';
 import { openDatabase, transientDatabaseFailure } from '../../lib/store/open.js';
 
 // lib/store/open.ts: which failures are a busy or full database (503 temporarily_unavailable, not a 500).
@@ -63,4 +64,15 @@ t.test('STORE: a backup is its owner\'s alone (0600) too', async (t) => {
   await backupDatabase(source, join(dir, 'copies', 'copy.sqlite'));
   t.equal(statSync(join(dir, 'copies', 'copy.sqlite')).mode & 0o777, 0o600);
   t.equal(statSync(join(dir, 'copies')).mode & 0o777, 0o700);
+});
+
+t.test('STORE: a file that must be new (a backup) is created 0600, and an existing one is reported and left as it was', async (t) => {
+  const dir = t.testdir();
+  const fresh = join(dir, 'copy.sqlite');
+  t.equal(createNewPrivateFile(fresh), true);
+  t.equal(statSync(fresh).mode & 0o777, 0o600);
+  const existing = join(dir, 'precious.sqlite');
+  writeFileSync(existing, 'precious');
+  t.equal(createNewPrivateFile(existing), false, 'exclusive create: an existing file is not taken over');
+  t.equal(readFileSync(existing, 'utf8'), 'precious', 'and is untouched');
 });
