@@ -105,16 +105,19 @@ t.test('SOURCES: claim checks Done, blocked, not runnable and live lease come be
   t.equal(leases(h, 11), 1, 'only the fixture\'s lease');
 });
 
-/** Lets pending I/O and promise callbacks run (a request reaching the stub, say) without moving the clock. */
-async function turns(until: () => boolean = () => true, most = 1000): Promise<void> {
+/**
+ * Lets pending I/O and promise callbacks run (a request reaching the stub, say) without moving
+ * the clock: until `until` holds, for at most `most` turns of the event loop.
+ */
+async function turns(until: () => boolean, most = 1000): Promise<void> {
   for (let turn = 0; turn < most && !until(); turn += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Whether a promise has settled by now. */
+/** Whether a promise settles within 50 turns of the event loop, the clock standing still. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
   let done = false;
   void promise.then(() => { done = true; }, () => { done = true; });
-  await turns();
+  await turns(() => done, 50);
   return done;
 }
 
@@ -183,8 +186,10 @@ t.test('SOURCES: an embedder provider that never settles and ignores the signal 
   t.equal(aborted, 1, 'the hanging provider\'s signal was aborted at the deadline');
 
   for (const [id, label] of [[4, 'hanging'], [1, 'throwing'], [8, 'nonsense'], [3, 'no provider for the key']] as const) {
+    const before = calls;
     const pending = claim(h, id, await etagOf(h, id));
-    await turns();
+    // The hanging provider times out only once it has been called and the clock passes its deadline.
+    if (label === 'hanging') await turns(() => calls > before);
     h.clock.advance(150);
     expectProblem(t, await pending, 'source_unavailable', label);
     t.equal(leases(h, id), 0, `${label}: no lease`);
