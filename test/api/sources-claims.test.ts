@@ -1,5 +1,5 @@
 import t from 'tap';
-import { API, etagOf, readTask, workspaceVersion } from '../helpers/api.js';
+import { API, etagOf, readTask, workspaceVersion, type TapTest } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import type { Harness } from '../helpers/service.js';
@@ -252,16 +252,29 @@ t.test('SOURCES: a claim made while a write batch is open calls its provider onl
   t.equal(inTransaction, false, 'its provider ran outside any transaction');
 });
 
-t.test('SOURCES: what a refresh brings back while a write batch is open is recorded after that batch, never inside it', async (t) => {
-  let answer: (() => void) | undefined;
-  const slow: SourceProvider = {
-    refresh: () => new Promise((resolve) => { answer = () => resolve({ title: 'Slow' }); }),
+/**
+ * Task 1 linked to a provider that answers only when the test says. `claimWaiting` starts a claim
+ * of task 1 and resolves once the claim waits on the provider, with `answer` to let it go on.
+ */
+async function gatedSourceWorld(t: TapTest, service: { sourceTimeoutMs?: number } = {}) {
+  let release: (() => void) | undefined;
+  const gated: SourceProvider = {
+    refresh: () => new Promise((resolve) => { release = () => resolve({ title: 'Slow' }); }),
     publish: async () => ({ ref: 'r' }),
   };
-  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'slow', itemId: 'S-1' }] }, service: { sources: { slow } } });
+  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'gated', itemId: 'S-1' }] }, service: { ...service, sources: { gated } } });
+  const claimWaiting = async () => {
+    const claimed = claim(h, 1, await etagOf(h, 1));
+    while (release === undefined) await new Promise((resolve) => setImmediate(resolve));
+    return { claimed, answer: release };
+  };
+  return { h, claimWaiting };
+}
+
+t.test('SOURCES: what a refresh brings back while a write batch is open is recorded after that batch, never inside it', async (t) => {
+  const { h, claimWaiting } = await gatedSourceWorld(t);
   const lastSuccess = () => h.db.prepare("SELECT last_success_utc FROM source_items WHERE item_id = 'S-1'").pluck().get();
-  const claimed = claim(h, 1, await etagOf(h, 1));
-  while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+  const { claimed, answer } = await claimWaiting();
   const before = lastSuccess();
   // One turn: a PATCH in another organisation (the claim's ETag stays current) opens a batch,
   // then the provider answers while it is open.
@@ -279,14 +292,8 @@ t.test('SOURCES: what a refresh brings back while a write batch is open is recor
 });
 
 t.test('SOURCES: a client revoked while its claim waits for the source refresh gets 401 and no lease', async (t) => {
-  let answer: (() => void) | undefined;
-  const slow: SourceProvider = {
-    refresh: () => new Promise((resolve) => { answer = () => resolve({ title: 'Slow' }); }),
-    publish: async () => ({ ref: 'r' }),
-  };
-  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'slow', itemId: 'S-1' }] }, service: { sources: { slow } } });
-  const claimed = claim(h, 1, await etagOf(h, 1));
-  while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+  const { h, claimWaiting } = await gatedSourceWorld(t);
+  const { claimed, answer } = await claimWaiting();
   adminClients(h.db, { now: h.clock.now }).revoke(100);
   answer();
   expectProblem(t, await claimed, 'authentication_failed', 'the claim is refused once the source has answered');
@@ -294,14 +301,8 @@ t.test('SOURCES: a client revoked while its claim waits for the source refresh g
 });
 
 t.test('SOURCES: a claim that waited for its source gets a lease of 15 minutes from when it is granted', async (t) => {
-  let answer: (() => void) | undefined;
-  const slow: SourceProvider = {
-    refresh: () => new Promise((resolve) => { answer = () => resolve({ title: 'Slow' }); }),
-    publish: async () => ({ ref: 'r' }),
-  };
-  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'slow', itemId: 'S-1' }] }, service: { sources: { slow }, sourceTimeoutMs: 3_600_000 } });
-  const claimed = claim(h, 1, await etagOf(h, 1));
-  while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+  const { h, claimWaiting } = await gatedSourceWorld(t, { sourceTimeoutMs: 3_600_000 });
+  const { claimed, answer } = await claimWaiting();
   h.clock.advance(20 * 60_000);
   answer();
   const response = await claimed;

@@ -1,48 +1,58 @@
 import t from 'tap';
-import { harness } from '../helpers/service.js';
+import { harness, type Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import { bumpVersion, etagOf, readTask } from '../helpers/api.js';
-import type { PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
+import type { ProviderPublication, PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
 import type { TapTest } from '../helpers/api.js';
 
-t.test('SOURCES: a follow-up queued while the request is still being published is sent after it, not lost', async (t) => {
+/**
+ * Publishing assistance requests to a linked source while other things happen: follow-ups,
+ * write batches, close(). The provider answers each send as `answerFor` says; by default it holds
+ * every send until the test calls `answer()` (the latest send).
+ */
+async function publishingWorld(t: TapTest, answerFor?: (request: PublishRequest, count: number) => Promise<ProviderPublication> | undefined) {
   const sent: PublishRequest[] = [];
-  let releaseFirst: (() => void) | undefined;
+  let answer: (() => void) | undefined;
   const provider: SourceProvider = {
     refresh: async () => ({ title: 'Ticket' }),
     publish: (_itemId, request) => {
       sent.push(request);
-      if (sent.length === 1) {
-        // The first send hangs until the test lets it finish, as a slow tracker would.
-        return new Promise((resolve) => { releaseFirst = () => resolve({ ref: 'ref-1' }); });
-      }
-      return Promise.resolve({ ref: `ref-${sent.length}` });
+      const ref = `ref-${sent.length}`;
+      return answerFor?.(request, sent.length) ?? new Promise((resolve) => { answer = () => resolve({ ref }); });
     },
   };
   const fixture = baseFixture();
-  fixture.tasks[0]!['sources'] = [{ providerKey: 'slow', itemId: 'T-1' }];
-  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { slow: provider } } });
-
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
   const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
     headers: { 'if-match': await etagOf(h, 1) },
     body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
   });
   t.equal(created.status, 201);
-  while (releaseFirst === undefined) await new Promise((resolve) => setImmediate(resolve));
-  t.equal(sent.length, 1, 'the first send is in flight');
+  while (sent.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  const state = () => h.db.prepare('SELECT state FROM source_publications').pluck().get();
+  return { h, sent, state, answer: () => answer?.() };
+}
 
-  // The human answers (as the tracker or the Incoming action would), and the agent follows up.
+/** The human answers (as the tracker or the Incoming action would), and the agent follows up. */
+async function followUp(t: TapTest, h: Harness, key: string, message: string): Promise<void> {
   h.db.prepare("UPDATE incoming_items SET response = 'Warm', response_state = 'responded', responded_at_utc = ?").run(h.clock.now());
   bumpVersion(h);
   const task = await readTask(h, 1);
   const request = task.humanRequests[0];
-  const followUp = await h.call('POST', '/api/v1/tasks/1/external-evaluation', {
-    headers: { 'if-match': task.etag, 'idempotency-key': 'follow-1' },
-    body: { decision: 'followup', incomingId: request.incomingId, revision: request.incomingRevision, message: 'And the headline?' },
+  const answer = await h.call('POST', '/api/v1/tasks/1/external-evaluation', {
+    headers: { 'if-match': task.etag, 'idempotency-key': key },
+    body: { decision: 'followup', incomingId: request.incomingId, revision: request.incomingRevision, message },
   });
-  t.equal(followUp.status, 204, followUp.text ?? '');
+  t.equal(answer.status, 204, answer.text ?? '');
+}
 
-  releaseFirst();
+t.test('SOURCES: a follow-up queued while the request is still being published is sent after it, not lost', async (t) => {
+  // The first send hangs until the test lets it finish, as a slow tracker would; later ones are answered at once.
+  const { h, sent, answer } = await publishingWorld(t, (_request, count) => (count === 1 ? undefined : Promise.resolve({ ref: `ref-${count}` })));
+  t.equal(sent.length, 1, 'the first send is in flight');
+  await followUp(t, h, 'follow-1', 'And the headline?');
+  answer();
   await h.service.idle();
   t.equal(sent.length, 2, 'the follow-up was sent too');
   t.match(sent[1]?.details ?? '', /And the headline\?/, 'with its message');
@@ -53,30 +63,6 @@ t.test('SOURCES: a follow-up queued while the request is still being published i
   );
   t.equal(h.db.prepare('SELECT count(*) FROM source_publication_refs').pluck().get(), 2, 'replies to either reference find the request');
 });
-
-/** A request published to a provider whose answer the test releases; resolves once the send is in flight. */
-async function publishingWorld(t: TapTest) {
-  let answer: (() => void) | undefined;
-  const published: string[] = [];
-  const provider: SourceProvider = {
-    refresh: async () => ({ title: 'Ticket' }),
-    publish: (_itemId, request) => {
-      published.push(request.title);
-      return new Promise((resolve) => { answer = () => resolve({ ref: `ref-${published.length}` }); });
-    },
-  };
-  const fixture = baseFixture();
-  fixture.tasks[0]!['sources'] = [{ providerKey: 'slow', itemId: 'T-1' }];
-  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { slow: provider } } });
-  const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
-    headers: { 'if-match': await etagOf(h, 1) },
-    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
-  });
-  t.equal(created.status, 201);
-  while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
-  const state = () => h.db.prepare('SELECT state FROM source_publications').pluck().get();
-  return { h, answer, state, published };
-}
 
 t.test('SOURCES: a publication answered while a write batch is open is recorded after that batch, never inside it', async (t) => {
   const { h, answer, state } = await publishingWorld(t);
@@ -103,50 +89,25 @@ t.test('SOURCES: a publication answered after close() is not recorded: the conne
 });
 
 t.test('SOURCES: a follow-up whose publication failed is sent with the next follow-up, not replaced by it', async (t) => {
-  const sent: PublishRequest[] = [];
   let failing = false;
-  const provider: SourceProvider = {
-    refresh: async () => ({ title: 'Ticket' }),
-    publish: async (_itemId, request) => {
-      sent.push(request);
-      if (failing) throw new Error('tracker down');
-      return { ref: `ref-${sent.length}` };
-    },
-  };
-  const fixture = baseFixture();
-  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
-  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
-  const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
-    headers: { 'if-match': await etagOf(h, 1) },
-    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
-  });
-  t.equal(created.status, 201);
+  const { h, sent, state } = await publishingWorld(t, (_request, count) =>
+    (failing ? Promise.reject(new Error('tracker down')) : Promise.resolve({ ref: `ref-${count}` })));
   await h.service.idle();
-  const followUp = async (key: string, message: string) => {
-    h.db.prepare("UPDATE incoming_items SET response = 'Warm', response_state = 'responded', responded_at_utc = ?").run(h.clock.now());
-    bumpVersion(h);
-    const task = await readTask(h, 1);
-    const request = task.humanRequests[0];
-    const answer = await h.call('POST', '/api/v1/tasks/1/external-evaluation', {
-      headers: { 'if-match': task.etag, 'idempotency-key': key },
-      body: { decision: 'followup', incomingId: request.incomingId, revision: request.incomingRevision, message },
-    });
-    t.equal(answer.status, 204, answer.text ?? '');
-    await h.service.idle();
-  };
   failing = true;
-  await followUp('f-1', 'And the headline?');
-  t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'failed', 'the first follow-up could not be sent');
+  await followUp(t, h, 'f-1', 'And the headline?');
+  await h.service.idle();
+  t.equal(state(), 'failed', 'the first follow-up could not be sent');
   failing = false;
-  await followUp('f-2', 'And the footer?');
+  await followUp(t, h, 'f-2', 'And the footer?');
+  await h.service.idle();
   const last = sent.at(-1)?.details ?? '';
   t.match(last, /And the headline\?/, 'the failed follow-up goes with the next one');
   t.match(last, /And the footer\?/);
-  t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'published');
+  t.equal(state(), 'published');
 });
 
 t.test('SOURCES: a closed service calls no provider any more, not even for a request queued while one was in flight', async (t) => {
-  const { h, answer, published } = await publishingWorld(t);
+  const { h, answer, sent } = await publishingWorld(t);
   const second = await h.call('POST', '/api/v1/tasks/1/human-requests', {
     headers: { 'if-match': await etagOf(h, 1) },
     body: { humanAssigneeId: 11, title: 'And the footer?', estimatedMinutes: 15, publishExternally: true },
@@ -155,7 +116,7 @@ t.test('SOURCES: a closed service calls no provider any more, not even for a req
   h.service.close();
   answer();
   for (let turn = 0; turn < 10; turn += 1) await new Promise((resolve) => setImmediate(resolve));
-  t.strictSame(published, ['Which tone?'], 'nothing more was sent after close()');
+  t.strictSame(sent.map((request) => request.title), ['Which tone?'], 'nothing more was sent after close()');
   t.strictSame(h.errors, [], 'and nothing was logged');
   t.equal(h.db.prepare("SELECT count(*) FROM source_publications WHERE state = 'pending'").pluck().get(), 2, 'both stay due for the next service');
 });
