@@ -60,14 +60,14 @@ const optionalMethod = (value: object, name: string): boolean =>
   (value as Record<string, unknown>)[name] === undefined || hasMethod(value, name);
 
 /**
- * The latest instant the clock may answer, 9998-12-31T23:59:59.999Z: London wall times end with
- * 9999, and plans look a year ahead of now.
+ * The latest instant the clock may answer, 9997-12-31T23:59:59.999Z: London wall times end with
+ * 9999, and plans look a year ahead of now (and a working day may end at the next midnight).
  */
-const LAST_INSTANT_MS = 253_370_764_799_999;
+const LAST_INSTANT_MS = 253_339_228_799_999;
 
 /**
  * One call at construction: a clock answering anything but epoch milliseconds from 1970 to the
- * end of 9998 would fail every request (microseconds or seconds by mistake, say).
+ * end of 9997 would fail every request (microseconds or seconds by mistake, say).
  */
 function answersEpochMs(clock: Clock): boolean {
   try {

@@ -57,7 +57,7 @@ t.test('OPTIONS: a bad clock throws TypeError', async (t) => {
     [{ now: () => 'x' }, 'now() answering a string'], [{ now: () => Number.NaN }, 'now() answering NaN'],
     [{ now: () => { throw new Error('no time'); } }, 'now() throwing'],
     [{ now: () => -1e20 }, 'now() before 1970'], [{ now: () => -1 }, 'now() a millisecond before 1970'],
-    [{ now: () => Date.now() * 1000 }, 'now() in microseconds'], [{ now: () => 253_370_764_800_000 }, 'now() in the year 9999 (plans look a year ahead)'],
+    [{ now: () => Date.now() * 1000 }, 'now() in microseconds'], [{ now: () => 253_339_228_800_000 }, 'now() in the year 9998 (plans look a year ahead)'],
   ] as const) {
     expectTypeError(t, { db: ':memory:', clock }, CLOCK_MESSAGE, what);
   }
@@ -123,16 +123,19 @@ t.test('OPTIONS: a db path in directories that do not exist yet creates them, as
   t.ok(existsSync(path), 'the database file is there');
 });
 
-t.test('OPTIONS: a clock at the end of 9998, the latest it may be, serves the offer and claims (a year of plan still fits)', async (t) => {
+t.test('OPTIONS: a clock at the end of 9997, the latest it may be, serves the offer and claims (a year of plan still fits, round-the-clock calendars too)', async (t) => {
   const db = new Database(':memory:');
-  const clock = manualClock('9998-12-31T23:59:59.999Z');
-  loadFixture(db, baseFixture(), { now: clock.now() });
+  const clock = manualClock('9997-12-31T23:59:59.999Z');
+  const fixture = baseFixture();
+  const ada = fixture.staff.find((row) => row['id'] === 10) as Record<string, unknown>;
+  ada['calendar'] = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((day) => [day, [['00:00', '24:00']]]));
+  loadFixture(db, fixture, { now: clock.now() });
   const service = createService({ db, clock });
   t.teardown(() => { service.close(); db.close(); });
-  const ada = { authorization: `Bearer ${TOKENS.ada}` };
-  const offer = await service.handle({ method: 'GET', url: '/api/v1/tasks/available', headers: ada });
+  const adaBot = { authorization: `Bearer ${TOKENS.ada}` };
+  const offer = await service.handle({ method: 'GET', url: '/api/v1/tasks/available', headers: adaBot });
   t.equal(offer.status, 200, offer.body ?? '');
-  const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/3', headers: ada });
-  const claim = await service.handle({ method: 'POST', url: '/api/v1/tasks/3/claim', headers: { ...ada, 'if-match': read.headers['etag'] as string, 'idempotency-key': 'late' } });
+  const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/3', headers: adaBot });
+  const claim = await service.handle({ method: 'POST', url: '/api/v1/tasks/3/claim', headers: { ...adaBot, 'if-match': read.headers['etag'] as string, 'idempotency-key': 'late' } });
   t.equal(claim.status, 200, claim.body ?? '');
 });
