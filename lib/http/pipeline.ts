@@ -137,11 +137,14 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
    * An answer made while a write batch is open may rest on the batch's uncommitted rows (a 412
    * naming a version not yet committed, a replay of a receipt not yet on disk), so it waits for
    * the batch like the batch's own writes do. If the batch is rolled back instead, what the
-   * answer showed never happened: the client gets 503 and may retry.
+   * answer showed never happened: the client gets 503 and may retry. `during` is the end of the
+   * batch that was open while the answer was made: one rolled back before the answer is ready
+   * (close() ends it at once) must still withdraw it.
    */
-  function afterBatch(response: ServiceResponse): ServiceResponse | Promise<ServiceResponse> {
-    if (!deps.batches.open) return response;
-    return deps.batches.settled().then((committed) => {
+  function afterBatch(response: ServiceResponse, during: Promise<boolean> | null): ServiceResponse | Promise<ServiceResponse> {
+    const batch = during ?? (deps.batches.open ? deps.batches.settled() : null);
+    if (batch === null) return response;
+    return batch.then((committed) => {
       if (committed) return response;
       const withdrawn = problemResponse('temporarily_unavailable', response.headers['x-trace-id'] ?? newTraceId(), { 'retry-after': '1' });
       for (const name of ['ratelimit-policy', 'ratelimit'] as const) {
@@ -163,7 +166,8 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     if (deps.closed?.() === true) return problemResponse('temporarily_unavailable', newTraceId(), { 'retry-after': '1' });
     if (deps.batches.open && isRead(request)) return deps.batches.settled().then(() => handle(request));
     const response = answer(request);
-    return response instanceof Promise ? response.then(afterBatch) : afterBatch(response);
+    const during = deps.batches.open ? deps.batches.settled() : null;
+    return response instanceof Promise ? response.then((made) => afterBatch(made, during)) : afterBatch(response, during);
   };
 
   function answer(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {

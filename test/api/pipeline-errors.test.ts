@@ -292,7 +292,7 @@ t.test('ERRORS: a body failing its schema is described in one debug entry when t
   t.equal(resolveOptions({ db: ':memory:', logger: { error: () => undefined } }).logger.debug, undefined);
 });
 
-t.test('ERRORS: close() with a write batch open on a Database passed in rolls the batch back: its writes are 503, and the next service writes at once', async (t) => {
+t.test('ERRORS: close() with a write batch open on a Database passed in rolls the batch back: its writes and answers made in it are 503, and the next service writes at once', async (t) => {
   const db = new Database(join(t.testdir(), 'batch-open.sqlite'));
   t.teardown(() => db.close());
   const clock = manualClock(TEST_NOW);
@@ -305,6 +305,10 @@ t.test('ERRORS: close() with a write batch open on a Database passed in rolls th
     method: 'PATCH', url: '/api/v1/tasks/2', headers: { ...ada, 'if-match': etag, 'content-type': 'application/json' }, body: '{"sequence":7}',
   });
   t.ok(db.inTransaction, 'the PATCH opened a batch');
+  // A 412 made inside the batch names the batch's version, which close() is about to roll back.
+  const stale = first.handle({
+    method: 'PATCH', url: '/api/v1/tasks/2', headers: { ...ada, 'if-match': '"task-2-plan-1"', 'content-type': 'application/json' }, body: '{"sequence":8}',
+  });
   first.close();
   t.notOk(db.inTransaction, 'close() rolled it back');
   const next = createService({ db, clock });
@@ -314,5 +318,6 @@ t.test('ERRORS: close() with a write batch open on a Database passed in rolls th
   });
   t.equal(note.status, 204, 'the next service writes');
   expectProblem(t, await patch, 'temporarily_unavailable', 'the closed service\'s write');
+  expectProblem(t, await stale, 'temporarily_unavailable', 'and its 412, whose ETag named the rolled-back version');
   t.equal(db.prepare('SELECT sequence FROM tasks WHERE id = 2').pluck().get(), 20, 'and nothing of it is on disk');
 });
