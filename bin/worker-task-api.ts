@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
-import { makeParents, removeDatabaseFiles } from '../lib/store/files.js';
+import { makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
 import { isScope, SCOPES } from '../lib/auth/scopes.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
 import type { ResponseMeta, ServiceResponse } from '../lib/http/types.js';
@@ -171,7 +171,7 @@ async function openDb(dbOption: string | undefined, mustExist = false): Promise<
   const removeCreated = (): void => {
     if (file === undefined || existed) return;
     removeDatabaseFiles(file);
-    if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
+    if (createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
   };
   try {
     if (file !== undefined) createdDirectory = makeParents(dirname(file));

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
-import { createNewPrivateFile, makeParents, removeDatabaseFiles } from '../store/files.js';
+import { createNewPrivateFile, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../store/files.js';
 
 /** What `backupDatabase` did. */
 export interface BackupSummary {
@@ -33,7 +33,7 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
   let createdDirectory: string | undefined;
   const removeCopy = (): void => {
     removeDatabaseFiles(target);
-    if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
+    if (createdDirectory !== undefined) removeEmptyDirectories(dirname(resolve(target)), createdDirectory);
   };
   let pages: number;
   let created = false;
@@ -46,7 +46,7 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
     pages = (await db.backup(target, { progress: () => 0x7fffffff })).totalPages;
   } catch (error) {
     if (created) removeCopy();
-    else if (createdDirectory !== undefined) rmSync(createdDirectory, { recursive: true, force: true });
+    else if (createdDirectory !== undefined) removeEmptyDirectories(dirname(resolve(target)), createdDirectory);
     throw error instanceof AdminError ? error : new AdminError(`backup failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     db.close();

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -16,7 +16,8 @@ export function makeParents(directory: string): string | undefined {
   try {
     for (const created of missing) mkdirSync(created, { mode: 0o700 });
   } catch (error) {
-    if (missing[0] !== undefined) rmSync(missing[0], { recursive: true, force: true });
+    // The cleanup's own failure must not hide why the directories could not be made.
+    if (missing[0] !== undefined) removeEmptyDirectories(missing[missing.length - 1] as string, missing[0]);
     throw error;
   }
   return missing[0];
@@ -43,6 +44,23 @@ export function createNewPrivateFile(file: string): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
+  }
+}
+
+/**
+ * Removes `from` and its parents up to and including `upTo` (directories this process made),
+ * each only while empty: a file another process put there meanwhile stays, and so does its
+ * directory.
+ */
+export function removeEmptyDirectories(from: string, upTo: string): void {
+  for (let current = from; ; current = dirname(current)) {
+    try {
+      rmdirSync(current);
+    } catch (error) {
+      // One never made (its parent's mkdir failed) is passed over; one not empty ends it.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return;
+    }
+    if (current === upTo || dirname(current) === current) return;
   }
 }
 

@@ -1,9 +1,9 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backupDatabase } from '../../lib/admin/backup.js';
-import { createNewPrivateFile } from '../../lib/store/files.js';
+import { createNewPrivateFile, makeParents, removeEmptyDirectories } from '../../lib/store/files.js';
 import { openDatabase, transientDatabaseFailure } from '../../lib/store/open.js';
 
 // lib/store/open.ts: which failures are a busy or full database (503 temporarily_unavailable, not a 500).
@@ -75,4 +75,17 @@ t.test('STORE: a file that must be new (a backup) is created 0600, and an existi
   writeFileSync(existing, 'precious');
   t.equal(createNewPrivateFile(existing), false, 'exclusive create: an existing file is not taken over');
   t.equal(readFileSync(existing, 'utf8'), 'precious', 'and is untouched');
+});
+
+t.test('STORE: directories made for a file are removed again only while empty: what another process put there stays', async (t) => {
+  const dir = t.testdir();
+  const top = join(dir, 'made');
+  const deepest = join(top, 'deeper');
+  t.equal(makeParents(deepest), top, 'the topmost directory made');
+  writeFileSync(join(top, 'theirs.txt'), 'kept');
+  removeEmptyDirectories(deepest, top);
+  t.notOk(existsSync(deepest), 'the empty directory goes');
+  t.equal(readFileSync(join(top, 'theirs.txt'), 'utf8'), 'kept', 'a directory holding another file stays, with the file');
+  removeEmptyDirectories(join(top, 'never-made'), top);
+  t.ok(existsSync(top), 'a directory never made is passed over, and a non-empty one still stays');
 });
