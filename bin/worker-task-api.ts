@@ -413,9 +413,10 @@ const ANSWERED_ON = ['request', 'checkContinue', 'checkExpectation'] as const;
 /**
  * SIGTERM and SIGINT stop the server cleanly: answers still to be sent say `Connection: close`,
  * idle keep-alive connections close, work in flight finishes (`service.idle()`), then the
- * database closes. A second signal cuts slow clients off; busy ones get 10 s.
+ * database closes. A second signal cuts slow clients off; busy ones get 10 s. Returns whether
+ * the server is stopping (the health check answers 503 from then on).
  */
-function stopOnSignals(server: Server, service: Service, db: Db, onStopping: () => void): void {
+function stopOnSignals(server: Server, service: Service, db: Db): () => boolean {
   let stopping = false;
   // Prepended: the adapter may answer synchronously, and headers must be set before it writes them.
   const unanswered = new Set<ServerResponse>();
@@ -436,7 +437,6 @@ function stopOnSignals(server: Server, service: Service, db: Db, onStopping: () 
       return;
     }
     stopping = true;
-    onStopping();
     for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
     err(JSON.stringify({ time: new Date().toISOString(), level: 'info', message: 'stopping', signal }));
     server.close(() => {
@@ -453,6 +453,7 @@ function stopOnSignals(server: Server, service: Service, db: Db, onStopping: () 
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  return () => stopping;
 }
 
 async function serve(args: string[]): Promise<void> {
@@ -489,16 +490,17 @@ async function serve(args: string[]): Promise<void> {
     throw error;
   }
 
-  let stopping = false;
   const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });
   const log = requestLog();
-  const server = createNodeServer(withHealthCheck(service, { db, stopping: () => stopping }), {
+  // Set once the server is made (the health check is part of it) and before it listens.
+  let stopping = (): boolean => false;
+  const server = createNodeServer(withHealthCheck(service, { db, stopping: () => stopping() }), {
     ...(tls === undefined ? {} : { tls }),
     onResponse: log.onResponse,
     onClientError: log.onClientError,
   });
   log.attach(server);
-  stopOnSignals(server, service, db, () => { stopping = true; });
+  stopping = stopOnSignals(server, service, db);
   const scheme = tls === undefined ? 'http' : 'https';
 
   server.once('error', (error: Error) => {

@@ -69,6 +69,9 @@ export const UtcDateTime = UtcDateTimeOf();
 
 export const Uuid = Type.String({ format: 'uuid' });
 
+/** A UUID with what it is for. */
+export const UuidOf = (description: string) => Type.String({ format: 'uuid', description });
+
 // Each enumeration once, as a schema and (same name) as the type of its values.
 export const TaskStatus = Type.Enum(['Ready', 'InProgress', 'Done']);
 export type TaskStatus = Static<typeof TaskStatus>;

@@ -3,7 +3,7 @@ import { ERROR_CODES } from '../domain/errors.js';
 import { SCOPES } from '../auth/scopes.js';
 import {
   AssistanceKind, Id, IdOf, Int32, Int64, Lifecycle, LocalDateTime, NamedEntity, Nullable, PriorityName,
-  ResourceMode, ResponseState, TaskStatus, UtcDateTime, UtcDateTimeOf, Uuid,
+  ResourceMode, ResponseState, TaskStatus, UtcDateTime, UtcDateTimeOf, Uuid, UuidOf,
 } from './common.js';
 
 /** Response shapes of the spec. Every property is required, nullable ones included. */
@@ -96,10 +96,9 @@ export const HumanRequest = Type.Object(
     responseState: ResponseState,
     actualStartUtc: Nullable(UtcDateTime),
     actualEffortMinutes: Nullable(Int32({ minimum: 0 })),
-    incomingRevision: Nullable(Type.String({
-      format: 'uuid',
-      description: 'The Incoming item\'s revision, bare: quoted it is the If-Match of Incoming actions, and as is the revision of an evaluation.',
-    })),
+    incomingRevision: Nullable(UuidOf(
+      'The Incoming item\'s revision, bare: quoted it is the If-Match of Incoming actions, and as is the revision of an evaluation.',
+    )),
     respondedAtUtc: Nullable(UtcDateTime),
     assistanceKind: AssistanceKind,
   },
@@ -150,7 +149,7 @@ export const AwaitingEvaluation = Type.Object(
     assistanceKind: AssistanceKind,
     response: Nullable(Type.String()),
     respondedAtUtc: Nullable(UtcDateTime),
-    revision: Type.String({ format: 'uuid', description: 'The revision to send with the evaluation (bare, as here).' }),
+    revision: UuidOf('The revision to send with the evaluation (bare, as here).'),
   },
   closed('AwaitingEvaluation'),
 );
