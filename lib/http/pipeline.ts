@@ -145,7 +145,8 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     const batch = during ?? (deps.batches.open ? deps.batches.settled() : null);
     if (batch === null) return response;
     return batch.then((committed) => {
-      if (committed) return response;
+      // A 5xx showed nothing of the batch (the failed write itself answers 500 or 503 as it is).
+      if (committed || response.status >= 500) return response;
       const withdrawn = problemResponse('temporarily_unavailable', response.headers['x-trace-id'] ?? newTraceId(), { 'retry-after': '1' });
       for (const name of ['ratelimit-policy', 'ratelimit'] as const) {
         const value = response.headers[name];
