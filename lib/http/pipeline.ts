@@ -137,24 +137,23 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
    * An answer made while a write batch is open may rest on the batch's uncommitted rows (a 412
    * naming a version not yet committed, a replay of a receipt not yet on disk), so it waits for
    * the batch like the batch's own writes do. If the batch is rolled back instead, what the
-   * answer showed never happened: the client gets 503 and may retry. `during` is the end of the
-   * batch that was open while the answer was made: one rolled back before the answer is ready
-   * (close() ends it at once) must still withdraw it.
+   * answer showed never happened: the client gets 503 and may retry.
    */
-  function afterBatch(response: ServiceResponse, during: Promise<boolean> | null): ServiceResponse | Promise<ServiceResponse> {
-    const batch = during ?? (deps.batches.open ? deps.batches.settled() : null);
-    if (batch === null) return response;
-    return batch.then((committed) => {
-      // A 5xx showed nothing of the batch (the failed write itself answers 500 or 503 as it is).
-      if (committed || response.status >= 500) return response;
-      const withdrawn = problemResponse('temporarily_unavailable', response.headers['x-trace-id'] ?? newTraceId(), { 'retry-after': '1' });
-      for (const name of ['ratelimit-policy', 'ratelimit'] as const) {
-        const value = response.headers[name];
-        if (value !== undefined) withdrawn.headers[name] = value;
-      }
-      if (response.meta !== undefined) withdrawn.meta = response.meta;
-      return withdrawn;
-    });
+  function afterBatch(response: ServiceResponse): ServiceResponse | Promise<ServiceResponse> {
+    if (!deps.batches.open) return response;
+    return deps.batches.settled().then((committed) => (committed ? response : withdrawn(response)));
+  }
+
+  /** 503 instead of an answer whose grounds were rolled back; a 5xx showed nothing and stays. */
+  function withdrawn(response: ServiceResponse): ServiceResponse {
+    if (response.status >= 500) return response;
+    const unavailable = problemResponse('temporarily_unavailable', response.headers['x-trace-id'] ?? newTraceId(), { 'retry-after': '1' });
+    for (const name of ['ratelimit-policy', 'ratelimit'] as const) {
+      const value = response.headers[name];
+      if (value !== undefined) unavailable.headers[name] = value;
+    }
+    if (response.meta !== undefined) unavailable.meta = response.meta;
+    return unavailable;
   }
 
   /**
@@ -167,8 +166,10 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     if (deps.closed?.() === true) return problemResponse('temporarily_unavailable', newTraceId(), { 'retry-after': '1' });
     if (deps.batches.open && isRead(request)) return deps.batches.settled().then(() => handle(request));
     const response = answer(request);
-    const during = deps.batches.open ? deps.batches.settled() : null;
-    return response instanceof Promise ? response.then((made) => afterBatch(made, during)) : afterBatch(response, during);
+    if (!(response instanceof Promise)) return afterBatch(response);
+    // Still being made when the service closed: close() rolled back the batch it may rest on
+    // (and ended it, so it is no longer open to wait for).
+    return response.then((made) => (deps.closed?.() === true ? withdrawn(made) : afterBatch(made)));
   };
 
   function answer(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {

@@ -263,12 +263,16 @@ async function gatedSourceWorld(t: TapTest, service: { sourceTimeoutMs?: number 
     publish: async () => ({ ref: 'r' }),
   };
   const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'gated', itemId: 'S-1' }] }, service: { ...service, sources: { gated } } });
+  /** Resolves once the provider has been called, with what lets it answer. */
+  const providerCalled = async (): Promise<() => void> => {
+    while (release === undefined) await new Promise((resolve) => setImmediate(resolve));
+    return release;
+  };
   const claimWaiting = async () => {
     const claimed = claim(h, 1, await etagOf(h, 1));
-    while (release === undefined) await new Promise((resolve) => setImmediate(resolve));
-    return { claimed, answer: release };
+    return { claimed, answer: await providerCalled() };
   };
-  return { h, claimWaiting };
+  return { h, claimWaiting, providerCalled };
 }
 
 t.test('SOURCES: what a refresh brings back while a write batch is open is recorded after that batch, never inside it', async (t) => {
@@ -309,4 +313,22 @@ t.test('SOURCES: a claim that waited for its source gets a lease of 15 minutes f
   t.equal(response.status, 200);
   t.equal(response.json.expiresUtc, new Date(h.clock.now() + 15 * 60_000).toISOString(), 'now + 15 min at the grant');
   t.equal(h.db.prepare('SELECT acquired_utc FROM claims WHERE task_id = 1').pluck().get(), h.clock.now(), 'acquired when granted');
+});
+
+t.test('SOURCES: a claim is answered by the batch that takes its lease, not by the failed batch its first checks ran in', async (t) => {
+  const { h, providerCalled } = await gatedSourceWorld(t);
+  const etag = await etagOf(h, 1);
+  const gus = { token: TOKENS.otherOrg };
+  const etag90 = await etagOf(h, 90, TOKENS.otherOrg);
+  // One turn: another organisation's PATCH opens batch A; the claim's first checks run inside it.
+  const patch = h.call('PATCH', `${API}/tasks/90`, { ...gus, headers: { 'if-match': etag90 }, body: { sequence: 6 } });
+  const claimed = claim(h, 1, etag, 'claim-after-failed-batch');
+  // Batch A fails at COMMIT: a foreign key checked only then, broken inside it.
+  h.db.pragma('defer_foreign_keys = ON');
+  h.db.prepare('INSERT INTO notes (task_id, client_id, staff_id, text, created_utc) VALUES (999999, 1, 1, ?, 0)').run('orphan');
+  t.equal((await patch).status, 500, 'batch A is rolled back');
+  (await providerCalled())();
+  const response = await claimed;
+  t.equal(response.status, 200, 'the claim, granted in a batch of its own, is answered as it was kept');
+  t.equal(leases(h, 1), 1, 'and its lease is on disk');
 });
