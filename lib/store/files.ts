@@ -4,8 +4,8 @@ import { dirname } from 'node:path';
 /**
  * Creates the missing directories above a file, one level at a time: node's recursive
  * mkdirSync never returns on some paths (under /proc, say). Returns the topmost one it created,
- * which removes them all again; on failure nothing created is left behind. They are the owner's
- * alone (0700), as the database files in them are.
+ * from which `removeEmptyDirectories` removes them again; on failure nothing it created is left
+ * behind. They are the owner's alone (0700), as the database files in them are.
  */
 export function makeParents(directory: string): string | undefined {
   const missing: string[] = [];
@@ -13,14 +13,24 @@ export function makeParents(directory: string): string | undefined {
     missing.unshift(current);
     if (dirname(current) === current) break;
   }
+  const made: string[] = [];
   try {
-    for (const created of missing) mkdirSync(created, { mode: 0o700 });
+    for (const directory of missing) {
+      try {
+        mkdirSync(directory, { mode: 0o700 });
+        made.push(directory);
+      } catch (error) {
+        // Another process made it meanwhile: it is there, and it is not ours to remove.
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
   } catch (error) {
-    // The cleanup's own failure must not hide why the directories could not be made.
-    if (missing[0] !== undefined) removeEmptyDirectories(missing[missing.length - 1] as string, missing[0]);
+    // Only what this call made goes again, and the cleanup cannot hide why the mkdir failed.
+    const [first] = made;
+    if (first !== undefined) removeEmptyDirectories(made[made.length - 1] as string, first);
     throw error;
   }
-  return missing[0];
+  return made[0];
 }
 
 /**
@@ -66,5 +76,12 @@ export function removeEmptyDirectories(from: string, upTo: string): void {
 
 /** Removes a SQLite database file with the journal, WAL and shared-memory files beside it. */
 export function removeDatabaseFiles(file: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
+  for (const suffix of ['', '-wal', '-shm', '-journal']) {
+    try {
+      rmSync(`${file}${suffix}`, { force: true });
+    } catch {
+      // Cleanup after a failure: what could not be made cannot be removed either, and the
+      // failure being reported is the one that matters.
+    }
+  }
 }

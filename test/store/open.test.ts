@@ -89,3 +89,10 @@ t.test('STORE: directories made for a file are removed again only while empty: w
   removeEmptyDirectories(join(top, 'never-made'), top);
   t.ok(existsSync(top), 'a directory never made is passed over, and a non-empty one still stays');
 });
+
+t.test('STORE: directories made before a mkdir that fails are removed again, and the failure is the one reported', async (t) => {
+  const dir = t.testdir();
+  const tooLong = join(dir, 'made', 'a', 'x'.repeat(300), 'db.sqlite');
+  t.throws(() => openDatabase(tooLong), { code: 'ENAMETOOLONG' }, 'the mkdir that failed is what the caller hears of');
+  t.notOk(existsSync(join(dir, 'made')), 'nothing made on the way is left');
+});
