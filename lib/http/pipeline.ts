@@ -41,7 +41,7 @@ export interface OperationContext {
    * for a handler that awaited I/O after them: a credential revoked or a task reassigned
    * meanwhile must not still get its write.
    */
-  readonly reverify: () => void;
+  readonly reverify: (this: OperationContext) => void;
 }
 
 export type OperationHandler = (context: OperationContext) => ServiceResponse | Promise<ServiceResponse>;
@@ -81,6 +81,14 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
   const policy = `"default";q=${deps.limiter.limit};w=${Math.round(deps.limiter.windowMs / 1000)}`;
   const authenticate = cachedAuthenticator(deps.clients);
   const explainInvalid = deps.logger.debug !== undefined;
+
+  // One function for every context, not a closure made per request: `this` is the context.
+  function reverify(this: OperationContext): void {
+    const current = deps.snapshots.epoch();
+    const again = authenticate(this.headers.get('authorization'), current.credentials, deps.snapshots.credentialsCommitted(current.credentials));
+    assertMayCall(this.operation, again);
+    deps.targetChecks[this.operation.target]?.(again, this.id, { epoch: current, cacheable: deps.snapshots.committedOnly });
+  }
 
   function finish(
     response: ServiceResponse,
@@ -248,12 +256,6 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       deps.targetChecks[operation.target]?.(principal, id, { epoch, cacheable });
 
       const handler = deps.handlers[operation.operationId as ClientOperationId];
-      const reverify = (): void => {
-        const current = deps.snapshots.epoch();
-        const again = authenticate(headers.get('authorization'), current.credentials, deps.snapshots.credentialsCommitted(current.credentials));
-        assertMayCall(operation, again);
-        deps.targetChecks[operation.target]?.(again, id, { epoch: current, cacheable: deps.snapshots.committedOnly });
-      };
       const context: OperationContext = {
         traceId, now, principal, id, query, body, headers, operation, method: request.method,
         path: route.replace('{id}', String(id)), epoch, cacheable, reverify,
