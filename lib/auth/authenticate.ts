@@ -48,17 +48,18 @@ function bearerToken(authorization: string | undefined): string | undefined {
  */
 export function cachedAuthenticator(clients: ClientStatements, maxEntries = CREDENTIAL_CACHE_SIZE) {
   const verified = new Map<string, { readonly principal: Principal; readonly generation: number }>();
+  const current = (token: string | undefined, generation: number): Principal | undefined => {
+    const entry = token === undefined ? undefined : verified.get(token);
+    return entry !== undefined && entry.generation === generation ? entry.principal : undefined;
+  };
   return (authorization: string | undefined, generation: number, cacheable: boolean): Principal => {
     // The common spelling first, without the regex: keys are only ever tokens the regex took out.
-    if (authorization !== undefined && authorization.startsWith('Bearer ')) {
-      const hit = verified.get(authorization.slice(7));
-      if (hit !== undefined && hit.generation === generation) return hit.principal;
-    }
+    const quick = authorization?.startsWith('Bearer ') === true ? authorization.slice(7) : undefined;
+    const quickHit = current(quick, generation);
+    if (quickHit !== undefined) return quickHit;
     const token = bearerToken(authorization);
-    if (token !== undefined) {
-      const hit = verified.get(token);
-      if (hit !== undefined && hit.generation === generation) return hit.principal;
-    }
+    const hit = token === quick ? undefined : current(token, generation);
+    if (hit !== undefined) return hit;
     const principal = principalOf(token, clients);
     // `cacheable` is false when the generation may be uncommitted (SnapshotStatements.credentialsCommitted).
     if (cacheable && token !== undefined) {
