@@ -111,10 +111,10 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (!((typeof db === 'string' && db.length > 0) || isDatabase(db))) {
     throw new TypeError("createService: options.db must be a file path, ':memory:' or an open better-sqlite3 Database");
   }
-  if (clock !== undefined && !(typeof clock === 'object' && clock !== null && hasMethod(clock, 'now') && optionalMethod(clock, 'after') &&
-      answersEpochMs(clock as Clock))) {
+  if (clock !== undefined && !(typeof clock === 'object' && clock !== null && hasMethod(clock, 'now') && answersEpochMs(clock as Clock))) {
     throw new TypeError('createService: options.clock must be an object with a now() method returning epoch milliseconds');
   }
+  if (clock !== undefined && !optionalMethod(clock, 'after')) throw new TypeError('createService: options.clock.after must be a function');
   if (rateLimit !== undefined && !(Number.isInteger(rateLimit) && (rateLimit as number) >= 1 && (rateLimit as number) <= 1e9)) {
     throw new TypeError('createService: options.rateLimit must be an integer from 1 to 1000000000');
   }

@@ -118,6 +118,8 @@ t.test('createService takes a clock with or without after(); after must be a fun
   t.doesNotThrow(() => createService({ db: ':memory:', clock: { now: () => 0 } }).close());
   t.doesNotThrow(() => createService({ db: ':memory:', clock: manualClock(0) }).close());
   t.throws(() => createService({ db: ':memory:', clock: { now: () => 0, after: 5 } as unknown as Clock }), TypeError);
+  t.throws(() => createService({ db: ':memory:', clock: { now: () => 0, after: 5 } as unknown as Clock }),
+    new TypeError('createService: options.clock.after must be a function'), 'with a message that names after');
 });
 
 t.test('manualClock: a timer callback that throws stops none of the other due timers; the error still surfaces', async (t) => {
