@@ -60,11 +60,16 @@ export function readBody(
     if (!empty) throw new ServiceError('validation_failed', 'this operation takes no request body');
     return undefined;
   }
-  if (empty) {
-    if (spec.required) throw new ServiceError('validation_failed', 'request body required');
-    return EMPTY_OBJECT;
-  }
   const contentType = headers.get('content-type');
+  if (empty) {
+    if (!spec.required) return EMPTY_OBJECT;
+    // A declared type is judged before the missing JSON (contract step 6 order); with neither a
+    // body nor a type there is nothing to type, only a body missing.
+    if (contentType !== undefined && !isJsonMediaType(contentType)) {
+      throw new ServiceError('unsupported_media_type', `content type ${contentType}`);
+    }
+    throw new ServiceError('validation_failed', 'request body required');
+  }
   if (contentType === undefined || !isJsonMediaType(contentType)) {
     throw new ServiceError('unsupported_media_type', `content type ${contentType ?? '(none)'}`);
   }

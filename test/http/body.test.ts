@@ -177,6 +177,17 @@ t.test('BODY: an empty body where one is required gives 400 validation_failed', 
   expectCode(t, 'validation_failed', required(NoteCreate), ' ', JSON_TYPE, 'whitespace is not an empty body');
 });
 
+t.test('BODY: an empty body declared as another media type, where a body is required, gives 415 (the type is judged first)', async (t) => {
+  for (const body of [undefined, '', new Uint8Array(0)]) {
+    // `curl -d ''` sends form-urlencoded with no content.
+    expectCode(t, 'unsupported_media_type', required(TaskPatch), body, 'application/x-www-form-urlencoded');
+    expectCode(t, 'unsupported_media_type', required(NoteCreate), body, 'text/plain');
+    expectCode(t, 'unsupported_media_type', required(NoteCreate), body, 'application/json; charset=latin1');
+    // EmptyRequest takes an empty body whatever it is labelled.
+    t.same(read(optional(EmptyRequest), body, 'text/plain'), { value: {}, canonical: '{}' }, `${String(body)} as text/plain is {} for EmptyRequest`);
+  }
+});
+
 t.test('BODY: EmptyRequest-style specs accept no body, an empty body and {}, and nothing else', async (t) => {
   const spec = optional(EmptyRequest);
   for (const body of [undefined, null, '', new Uint8Array(0)]) {
