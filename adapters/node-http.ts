@@ -36,6 +36,43 @@ function declaredLength(req: IncomingMessage): number {
   return value === undefined ? 0 : Number(value);
 }
 
+/** A client waiting for `100 Continue` before it sends its body. */
+function awaitsContinue(req: IncomingMessage): boolean {
+  return /(^|,)\s*100-continue\s*(,|$)/i.test(req.headers.expect ?? '');
+}
+
+/**
+ * How much of an oversized body is read and thrown away after its 413, and for how long. Closing
+ * while the client is still sending makes the kernel reset the connection, and a reset can destroy
+ * the 413 before the client reads it (RFC 9112, 9.6). So the rest is drained instead, and the
+ * connection stays open for the next request; a body that goes on past these bounds is cut off.
+ */
+const OVERSIZED_BODY_DRAIN = { bytes: 4 * 1024 * 1024, milliseconds: 5_000 } as const;
+
+function drainRest(req: IncomingMessage): void {
+  let drained = 0;
+  const stop = (): void => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.off('end', stop);
+    req.off('close', stop);
+  };
+  const cutOff = (): void => {
+    stop();
+    req.socket.destroy();
+  };
+  const onData = (chunk: Buffer): void => {
+    drained += chunk.length;
+    if (drained > OVERSIZED_BODY_DRAIN.bytes) cutOff();
+  };
+  const timer = setTimeout(cutOff, OVERSIZED_BODY_DRAIN.milliseconds);
+  timer.unref();
+  req.on('data', onData);
+  req.once('end', stop);
+  req.once('close', stop);
+  req.resume();
+}
+
 /**
  * The request's headers with every value of a repeated field. node:http keeps only the first
  * `Authorization`, `Content-Type` or `Host` in `req.headers` (and joins other repeated fields);
@@ -48,8 +85,9 @@ function headersOf(req: IncomingMessage): IncomingHttpHeaders | NodeJS.Dict<stri
 
 /**
  * A node:http request listener for the service. Bodies over 131072 bytes are not buffered: a
- * declared length over the limit is never read, a streamed one stops at one byte over, and the
- * connection is closed after the 413.
+ * declared length over the limit is answered 413 before any of it is read, a streamed one once it
+ * is one byte over, and the rest is then drained within `OVERSIZED_BODY_DRAIN`. A client waiting
+ * for `100 Continue` sends no body, so its connection is closed after the 413 instead.
  */
 export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const prefix = checkAdapterOptions(options, 'toNodeHandler', ['prefix', 'onResponse']);
@@ -79,7 +117,8 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
     };
 
     if (declaredLength(req) > MAX_BODY_BYTES) {
-      res.setHeader('connection', 'close');
+      if (awaitsContinue(req)) res.setHeader('connection', 'close');
+      else drainRest(req);
       dispatch(undefined);
       return;
     }
@@ -105,8 +144,7 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
       if (total > MAX_BODY_BYTES) {
         req.off('data', onData);
         req.off('end', onEnd);
-        req.pause();
-        res.setHeader('connection', 'close');
+        drainRest(req);
         dispatch(Buffer.concat(chunks, total).subarray(0, MAX_BODY_BYTES + 1));
       }
     };

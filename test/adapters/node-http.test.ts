@@ -1,6 +1,7 @@
 import t from 'tap';
-import { raw, recording } from '../helpers/sockets.js';
-import { connect, type AddressInfo } from 'node:net';
+import { answers, raw, recording } from '../helpers/sockets.js';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { mock } from 'node:test';
 import { createServer, type Server } from 'node:http';
 import { createNodeServer, toNodeHandler, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
@@ -31,7 +32,20 @@ function statusOf(response: string): number {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
 }
 
-t.test('a body declared over 131072 bytes by content-length is answered 413 without being read', async (tt) => {
+const OPENAPI_GET = 'GET /api/v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+const PIECE = Buffer.alloc(16384, 0x20);
+
+/** Writes `bytes` of body in pieces, yielding between them as a streaming client does. */
+async function stream(socket: Socket, bytes: number, chunked: boolean): Promise<void> {
+  for (let sent = 0; sent < bytes && !socket.destroyed; sent += PIECE.length) {
+    const piece = PIECE.subarray(0, Math.min(PIECE.length, bytes - sent));
+    socket.write(chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  if (chunked && !socket.destroyed) socket.write('0\r\n\r\n');
+}
+
+t.test('a body declared over 131072 bytes by content-length is answered 413 before any of it is sent', async (tt) => {
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());
   const recorder = recording(service);
@@ -39,12 +53,12 @@ t.test('a body declared over 131072 bytes by content-length is answered 413 with
 
   // Only the head is sent: the server must answer without waiting for the 200000 bytes. (The
   // size check follows routing, so the request uses a route and method that exist.)
-  const response = await raw(port, [
-    `GET /api/v1/identity HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 68928}\r\n\r\n{"a":`,
-  ]);
-  tt.equal(statusOf(response), 413, '413 request_too_large');
-  tt.match(response, /\r\nconnection: close\r\n/i, 'the connection is closed after the answer');
-  tt.match(response, /"code":"request_too_large"/);
+  const { text } = await answers(port, 1, (socket) => {
+    socket.write(`GET /api/v1/identity HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 68928}\r\n\r\n{"a":`);
+  });
+  tt.equal(statusOf(text), 413, '413 request_too_large');
+  tt.match(text, /"code":"request_too_large"/);
+  tt.notMatch(text, /\r\nconnection: close\r\n/i, 'the body the client is sending is drained, not cut off');
   tt.equal(recorder.seen.length, 1);
   tt.equal(recorder.seen[0]?.body, undefined, 'handle() got no body');
 });
@@ -55,19 +69,76 @@ t.test('a chunked body over 131072 bytes is answered 413 after at most one byte 
   const recorder = recording(service);
   const { port } = await listen(tt, recorder);
 
-  const piece = Buffer.alloc(16384, 0x20);
-  const chunks: (string | Buffer)[] = [
-    'GET /api/v1/identity HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
-  ];
-  for (let index = 0; index < 9; index += 1) chunks.push(`${piece.length.toString(16)}\r\n`, piece, '\r\n');
-  chunks.push('0\r\n\r\n');
-  const response = await raw(port, chunks);
-
-  tt.equal(statusOf(response), 413);
-  tt.match(response, /"code":"request_too_large"/);
+  const { text } = await answers(port, 1, (socket) => {
+    socket.write('GET /api/v1/identity HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+    return stream(socket, 9 * PIECE.length, true);
+  });
+  tt.equal(statusOf(text), 413);
+  tt.match(text, /"code":"request_too_large"/);
   const body = recorder.seen[0]?.body;
   tt.ok(body instanceof Uint8Array, 'handle() got the bytes collected so far');
   tt.equal(body instanceof Uint8Array ? body.byteLength : 0, LIMIT + 1, 'collection stopped one byte over the limit');
+});
+
+t.test('the rest of an oversized body is drained after its 413 (RFC 9112 9.6): the client reads the answer, no reset, and the connection serves the next request', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const { port } = await listen(tt, service);
+  const bytes = 1_600_000;
+  for (const chunked of [true, false]) {
+    const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${bytes}`;
+    for (let round = 0; round < 5; round += 1) {
+      const { text, closedByServer } = await answers(port, 2, async (socket) => {
+        socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
+        await stream(socket, bytes, chunked);
+        if (!socket.destroyed) socket.write(OPENAPI_GET);
+      });
+      const label = `${chunked ? 'chunked' : 'declared'} 1.6 MB, round ${round + 1}`;
+      tt.equal(statusOf(text), 413, `${label}: 413 read`);
+      tt.equal(closedByServer, false, `${label}: the connection stayed open`);
+      tt.equal(statusOf(text.slice(text.indexOf('HTTP/1.1', 1))), 200, `${label}: the next request on it is answered`);
+    }
+  }
+});
+
+t.test('an oversized body going on for more than 4 MiB after its 413 is cut off', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const { port } = await listen(tt, service);
+  const bytes = 8 * 1024 * 1024;
+  const { text, closedByServer } = await answers(port, 2, async (socket) => {
+    socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`);
+    await stream(socket, bytes, false);
+  });
+  tt.equal(statusOf(text), 413, 'the 413 came first');
+  tt.equal(closedByServer, true, 'then the server closed the connection');
+});
+
+t.test('an oversized body that stalls after its 413 is cut off after 5 seconds', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const { port } = await listen(tt, service);
+  // node:test's timer mock warns that it is experimental; this test is its only user.
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => undefined;
+  mock.timers.enable({ apis: ['setTimeout'] });
+  process.emitWarning = emitWarning;
+  tt.teardown(() => mock.timers.reset());
+
+  let closed = false;
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.on('close', () => (closed = true));
+  const received = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))));
+  socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT * 2}\r\n\r\n{"a":`);
+  tt.equal(statusOf(await received), 413, 'the 413 came at once');
+  mock.timers.tick(4_999);
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  tt.equal(closed, false, 'still open just before 5 s');
+  const closing = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  mock.timers.tick(1);
+  await closing;
+  tt.equal(closed, true, 'closed by the server at 5 s');
 });
 
 t.test('a body within the limit reaches handle() whole, with method, url and headers', async (tt) => {
@@ -426,6 +497,7 @@ t.test('Expect: 100-continue is answered 100 within the limit and 413 at once ov
   const over = await raw(port, [`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\n${ada}\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 1}\r\nExpect: 100-continue\r\n\r\n`]);
   tt.equal(statusOf(over), 413, '100-continue over the limit: 413 without waiting for the body');
   tt.notMatch(over, /100 Continue/, 'and no 100 before it');
+  tt.match(over, /\r\nconnection: close\r\n/i, 'a client waiting for 100 sends no body to drain: the connection closes');
   tt.match(over, /"code":"request_too_large"/);
 
   const unknown = await raw(port, [`GET /api/v1/identity HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${ada}\r\nExpect: foo\r\n\r\n`]);

@@ -28,7 +28,7 @@ t.test('fetch: the fetch adapter under /tasks-api serves the agent flow and 413s
   const { port, origin } = await listenOnLoopback(tt, server);
 
   await tt.test('an agent reads its identity, the offer and a task, PATCHes it under If-Match and re-reads it conditionally, all under the mount prefix', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
-  await tt.test('a body declared or streamed over 131072 bytes is 413 request_too_large and closes the connection', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));
+  await tt.test('a body declared or streamed over 131072 bytes is 413 request_too_large and closes the connection', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1', null));
   const outside = await fetch(`${origin}/api/v1/openapi.json`);
   tt.equal(outside.status, 404, 'outside the prefix the core answers 404');
   tt.match(await outside.json(), { code: 'route_not_found' });

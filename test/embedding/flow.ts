@@ -1,4 +1,4 @@
-import { raw } from '../helpers/sockets.js';
+import { answers, raw } from '../helpers/sockets.js';
 
 export { raw };
 import { adaWorld, type TapTest } from '../helpers/api.js';
@@ -77,25 +77,31 @@ export function statusOf(response: string): number {
 /**
  * The two oversized bodies at `path` on `port`: a declared Content-Length over the limit with
  * only the head and a few bytes sent (the answer cannot wait for the rest), and a chunked body
- * of 147456 bytes. Both must be 413 request_too_large with the connection closed.
+ * of 147456 bytes. Both must be 413 request_too_large. `drains`: the node adapter reads the rest
+ * of the body and keeps the connection for the next request (`openApiPath`); the fetch adapter
+ * leaves the body to its host and asks for the connection to be closed.
  */
-export async function oversizedBodies(tt: TapTest, port: number, path: string): Promise<void> {
-  const declared = await raw(port, [
-    `PATCH ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 68928}\r\n\r\n{"a":`,
-  ]);
-  tt.equal(statusOf(declared), 413, 'declared Content-Length over the limit: 413 without reading it');
-  tt.match(declared, /"code":"request_too_large"/);
-  tt.match(declared, /\r\nconnection: close\r\n/i, 'the connection is closed after the 413');
+export async function oversizedBodies(tt: TapTest, port: number, path: string, drains: { readonly openApiPath: string } | null): Promise<void> {
+  const declared = await answers(port, 1, (socket) => {
+    socket.write(`PATCH ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 68928}\r\n\r\n{"a":`);
+  });
+  tt.equal(statusOf(declared.text), 413, 'declared Content-Length over the limit: 413 without reading it');
+  tt.match(declared.text, /"code":"request_too_large"/);
+  if (drains === null) tt.match(declared.text, /\r\nconnection: close\r\n/i, 'the connection is closed after the 413');
+  else tt.notMatch(declared.text, /\r\nconnection: close\r\n/i, 'the body is drained, not cut off');
 
   const piece = Buffer.alloc(16384, 0x20);
-  const chunks: (string | Buffer)[] = [
-    `PATCH ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
-  ];
-  for (let index = 0; index < 9; index += 1) chunks.push(`${piece.length.toString(16)}\r\n`, piece, '\r\n');
-  chunks.push('0\r\n\r\n');
-  const streamed = await raw(port, chunks);
-  tt.equal(statusOf(streamed), 413, 'chunked body over the limit: 413');
-  tt.match(streamed, /"code":"request_too_large"/);
+  const streamed = await answers(port, drains === null ? 1 : 2, (socket) => {
+    socket.write(`PATCH ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    for (let index = 0; index < 9; index += 1) socket.write(Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]));
+    socket.write('0\r\n\r\n');
+    if (drains !== null) socket.write(`GET ${drains.openApiPath} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  });
+  tt.equal(statusOf(streamed.text), 413, 'chunked body over the limit: 413');
+  tt.match(streamed.text, /"code":"request_too_large"/);
+  if (drains !== null) {
+    tt.equal(statusOf(streamed.text.slice(streamed.text.indexOf('HTTP/1.1', 1))), 200, 'the connection then serves the next request');
+  }
 }
 
 /** Listens on 127.0.0.1 (a free port), closes at teardown, and answers the port and origin. */

@@ -18,6 +18,6 @@ t.test('node:http: the node adapter under /tasks-api serves the agent flow, 413s
   const { port, origin } = await listenOnLoopback(tt, server);
 
   await tt.test('an agent reads its identity, the offer and a task, PATCHes it under If-Match and re-reads it conditionally, all under the mount prefix', (st) => agentFlow(st, `${origin}/tasks-api/api/v1`));
-  await tt.test('a body declared or streamed over 131072 bytes is 413 request_too_large and closes the connection', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1'));
+  await tt.test('a body declared or streamed over 131072 bytes is 413 request_too_large, drained, and the connection serves the next request', (st) => oversizedBodies(st, port, '/tasks-api/api/v1/tasks/1', { openApiPath: '/tasks-api/api/v1/openapi.json' }));
   tt.equal(await (await fetch(`${origin}/elsewhere`)).text(), 'my app', "the app's own routes");
 });
