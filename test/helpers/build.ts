@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,13 +40,12 @@ export function buildEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * Builds dist/ afresh (as `npm run build` does) when it is missing or out of date, so no output of
- * a deleted source lingers; throws with the compiler's output on failure.
+ * Runs the build script of `npm run build` when dist/ is missing or out of date; throws with the
+ * compiler's output on failure.
  */
 export function buildIfStale(): void {
   const stale = staleOutputs();
   if (stale.length === 0) return;
-  rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
-  const build = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8', env: buildEnv() });
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8', env: buildEnv() });
   if (build.status !== 0) throw new Error(`the build failed (${stale.length} stale outputs, e.g. ${stale[0] ?? ''}):\n${build.stdout}${build.stderr}`);
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildEnv, buildIfStale, ROOT, TSC } from '../helpers/build.js';
@@ -149,4 +149,17 @@ t.test('npm pack would publish the built package, the schema, the fixtures and t
   // The build starts from an empty dist/, so a module whose source was deleted is not shipped.
   tt.same(files.filter((file) => file.startsWith('dist/') && file.endsWith('.js') && !existsSync(join(ROOT, file.slice('dist/'.length).replace(/\.js$/, '.ts')))), [],
     'every published module has its source');
+});
+
+t.test('every command in package.json bin is executable after a build and runs on its own, as npx runs it', async (tt) => {
+  const { bin } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  tt.same(Object.keys(bin), ['worker-task-api']);
+  for (const [name, file] of Object.entries(bin)) {
+    const path = join(ROOT, file);
+    // npm sets the bit only when it first links a command; a rebuild that drops it breaks npx.
+    tt.equal(statSync(path).mode & 0o111, 0o111, `${name}: ${file} is executable by all`);
+    const run = spawnSync(path, ['--help'], { encoding: 'utf8', env: buildEnv() });
+    tt.equal(run.status, 0, `${name} --help exits 0 when run directly (its #! line and mode)`);
+    tt.match(run.stdout, /^Usage: worker-task-api /);
+  }
 });
