@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -14,23 +13,6 @@ export const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 /** The command line as `npx worker-task-api` runs it. */
 export const CLI = join(ROOT, 'dist', 'bin', 'worker-task-api.js');
 
-/** Every .ts under lib, adapters and bin whose built .js is missing or older than it. */
-export function staleOutputs(): string[] {
-  const stale: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-        const built = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
-        if (!existsSync(built) || statSync(built).mtimeMs < statSync(path).mtimeMs) stale.push(relative(ROOT, path));
-      }
-    }
-  };
-  for (const dir of ['lib', 'adapters', 'bin']) walk(join(ROOT, dir));
-  return stale;
-}
-
 /**
  * The parent's environment without WTA_* settings (they would change what the CLI does) and
  * without tap's process tracking, which roughly doubles a child's start-up time.
@@ -40,12 +22,10 @@ export function buildEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * Runs the build script of `npm run build` when dist/ is missing or out of date; throws with the
- * compiler's output on failure.
+ * Runs the build script of `npm run build` when dist/ is missing or out of date (its `--if-stale`);
+ * throws with the compiler's output on failure.
  */
 export function buildIfStale(): void {
-  const stale = staleOutputs();
-  if (stale.length === 0) return;
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8', env: buildEnv() });
-  if (build.status !== 0) throw new Error(`the build failed (${stale.length} stale outputs, e.g. ${stale[0] ?? ''}):\n${build.stdout}${build.stderr}`);
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { cwd: ROOT, encoding: 'utf8', env: buildEnv() });
+  if (build.status !== 0) throw new Error(`the build failed:\n${build.stdout}${build.stderr}`);
 }
