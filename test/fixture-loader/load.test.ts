@@ -259,6 +259,30 @@ t.test('FIXTURE: a staff member who sponsors a client (in the database, not the 
   t.equal(db.prepare('SELECT kind FROM staff WHERE id = 11').pluck().get(), 'human', 'nothing written');
 });
 
+t.test('FIXTURE: a live claim replaces the live lease taken on its task since the last load, so a file seeding live claims loads again at every start', async (t) => {
+  const db = freshDb();
+  const now = Date.parse('2026-11-16T10:00:00.000Z');
+  const fixture = baseFixture();
+  loadFixture(db, fixture, { now });
+  // The seeded lease is released and the task claimed again through the API, under another token.
+  const apiToken = '7d2e4c1a-5b6f-4a8e-9c3d-2e1f0a9b8c7d';
+  db.prepare('UPDATE claims SET released_utc = ? WHERE task_id = 11').run(now + 1000);
+  db.prepare('INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc) VALUES (11, 100, ?, ?, ?)').run(apiToken, now + 2000, now + 2000 + 15 * 60_000);
+
+  t.doesNotThrow(() => loadFixture(db, fixture, { now: now + 3000 }), 'the file loads again');
+  const leases = db.prepare('SELECT token, released_utc AS releasedUtc, expires_utc AS expiresUtc FROM claims WHERE task_id = 11 ORDER BY acquired_utc').all();
+  t.same(leases, [
+    { token: String(fixture.claims[0]!['token']).toLowerCase(), releasedUtc: null, expiresUtc: Date.parse('2026-11-16T10:10:00.000Z') },
+    { token: apiToken, releasedUtc: now + 3000, expiresUtc: now + 2000 + 15 * 60_000 },
+  ], "the file's lease is live again and the API's lease is released at the load");
+
+  // A file whose claim has expired leaves a live lease alone.
+  db.prepare('UPDATE claims SET released_utc = NULL, expires_utc = ? WHERE token = ?').run(now + 3_600_000, apiToken);
+  db.prepare('UPDATE claims SET released_utc = ? WHERE token <> ?').run(now + 4000, apiToken);
+  loadFixture(db, fixture, { now: now + 20 * 60_000 });
+  t.equal(db.prepare('SELECT released_utc FROM claims WHERE token = ?').pluck().get(apiToken), null, 'an expired claim in the file releases nothing');
+});
+
 t.test('FIXTURE: a second live lease on a task is rejected; an expired one beside a live one is fine', async (t) => {
   const later = '2030-01-01T00:00:00.000Z';
   expectFixtureError(t, (f) => {
