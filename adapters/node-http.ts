@@ -36,41 +36,56 @@ function declaredLength(req: IncomingMessage): number {
   return value === undefined ? 0 : Number(value);
 }
 
-/** A client waiting for `100 Continue` before it sends its body. */
-function awaitsContinue(req: IncomingMessage): boolean {
-  return /(^|,)\s*100-continue\s*(,|$)/i.test(req.headers.expect ?? '');
-}
+/**
+ * Requests over the limit that `createNodeServer` kept from getting `100 Continue`: their client
+ * sends no body, so there is none to drain. (A bare node:http server sends the 100 itself, before
+ * the handler runs, and the body comes.)
+ */
+const continueWithheld = new WeakSet<IncomingMessage>();
 
 /**
- * How much of an oversized body is read and thrown away after its 413, and for how long. Closing
- * while the client is still sending makes the kernel reset the connection, and a reset can destroy
- * the 413 before the client reads it (RFC 9112, 9.6). So the rest is drained instead, and the
- * connection stays open for the next request; a body that goes on past these bounds is cut off.
+ * How much of an oversized body is read and thrown away, and for how long. Closing while the
+ * client is still sending makes the kernel reset the connection, and a reset can destroy the 413
+ * before the client reads it (RFC 9112, 9.6). So the rest is drained instead; a body that goes
+ * on past these bounds is cut off.
  */
 const OVERSIZED_BODY_DRAIN = { bytes: 4 * 1024 * 1024, milliseconds: 5_000 } as const;
 
-function drainRest(req: IncomingMessage): void {
-  let drained = 0;
-  const stop = (): void => {
-    clearTimeout(timer);
-    req.off('data', onData);
-    req.off('end', stop);
-    req.off('close', stop);
-  };
-  const cutOff = (): void => {
-    stop();
-    req.socket.destroy();
-  };
-  const onData = (chunk: Buffer): void => {
-    drained += chunk.length;
-    if (drained > OVERSIZED_BODY_DRAIN.bytes) cutOff();
-  };
-  const timer = setTimeout(cutOff, OVERSIZED_BODY_DRAIN.milliseconds);
-  timer.unref();
-  req.on('data', onData);
-  req.once('end', stop);
-  req.once('close', stop);
-  req.resume();
+/** Drains the rest of the body; settles once it has ended, or was cut off (socket destroyed). */
+function drainRest(req: IncomingMessage): Promise<void> {
+  if (req.complete || req.readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    let drained = 0;
+    const stop = (): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', stop);
+      req.off('close', stop);
+      resolve();
+    };
+    const cutOff = (): void => {
+      stop();
+      req.socket.destroy();
+    };
+    const onData = (chunk: Buffer): void => {
+      drained += chunk.length;
+      if (drained > OVERSIZED_BODY_DRAIN.bytes) cutOff();
+    };
+    const timer = setTimeout(cutOff, OVERSIZED_BODY_DRAIN.milliseconds);
+    timer.unref();
+    req.on('data', onData);
+    req.once('end', stop);
+    req.once('close', stop);
+    req.resume();
+  });
+}
+
+/**
+ * Whether node:http closes the connection after this answer: the client asked for it (or speaks
+ * HTTP/1.0), or the host said so (`serve` does while stopping).
+ */
+function closesAfter(res: ServerResponse): boolean {
+  return !res.shouldKeepAlive || /(^|,)\s*close\s*(,|$)/i.test(String(res.getHeader('connection') ?? ''));
 }
 
 /**
@@ -86,8 +101,9 @@ function headersOf(req: IncomingMessage): IncomingHttpHeaders | NodeJS.Dict<stri
 /**
  * A node:http request listener for the service. Bodies over 131072 bytes are not buffered: a
  * declared length over the limit is answered 413 before any of it is read, a streamed one once it
- * is one byte over, and the rest is then drained within `OVERSIZED_BODY_DRAIN`. A client waiting
- * for `100 Continue` sends no body, so its connection is closed after the 413 instead.
+ * is one byte over, and the rest is drained (`OVERSIZED_BODY_DRAIN`). On a connection that stays
+ * open the 413 goes out at once; on one that closes after it, once the body has been drained,
+ * as closing with unread bytes would reset the connection under the answer.
  */
 export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const prefix = checkAdapterOptions(options, 'toNodeHandler', ['prefix', 'onResponse']);
@@ -98,11 +114,13 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
     req.on('error', () => req.destroy());
     res.on('error', () => res.destroy());
 
+    let draining: Promise<void> | undefined;
     const answer = (response: ServiceResponse): void => {
       observe(onResponse, response, req);
       // A response already under way (or gone) is left alone.
       if (res.headersSent) return;
-      write(res, response);
+      if (draining !== undefined && closesAfter(res)) void draining.then(() => write(res, response));
+      else write(res, response);
     };
 
     const dispatch = (body: Buffer | undefined): void => {
@@ -117,8 +135,8 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
     };
 
     if (declaredLength(req) > MAX_BODY_BYTES) {
-      if (awaitsContinue(req)) res.setHeader('connection', 'close');
-      else drainRest(req);
+      if (continueWithheld.has(req)) res.setHeader('connection', 'close');
+      else draining = drainRest(req);
       dispatch(undefined);
       return;
     }
@@ -144,7 +162,7 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
       if (total > MAX_BODY_BYTES) {
         req.off('data', onData);
         req.off('end', onEnd);
-        drainRest(req);
+        draining = drainRest(req);
         dispatch(Buffer.concat(chunks, total).subarray(0, MAX_BODY_BYTES + 1));
       }
     };
@@ -177,6 +195,7 @@ export function createNodeServer(service: Handler, options: NodeServerOptions = 
   // node:http sends any Expect naming 100-continue (beside others too) here.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (declaredLength(req) <= MAX_BODY_BYTES) res.writeContinue();
+    else continueWithheld.add(req);
     listener(req, res);
   });
   // RFC 9110 (10.1.1) lets a server ignore an expectation it does not know: node's own answer

@@ -60,17 +60,30 @@ export function readBody(
     if (!empty) throw new ServiceError('validation_failed', 'this operation takes no request body');
     return undefined;
   }
-  const contentType = headers.get('content-type');
   if (empty) {
     if (!spec.required) return EMPTY_OBJECT;
-    // A declared type is judged before the missing JSON (contract step 6 order); with neither a
-    // body nor a type there is nothing to type, only a body missing.
-    if (contentType !== undefined && !isJsonMediaType(contentType)) {
-      throw new ServiceError('unsupported_media_type', `content type ${contentType}`);
-    }
+    // A declared type or coding is judged before the missing JSON (contract step 6 order); with
+    // neither there is nothing to judge, only a body missing.
+    checkMediaType(headers, false);
     throw new ServiceError('validation_failed', 'request body required');
   }
-  if (contentType === undefined || !isJsonMediaType(contentType)) {
+  checkMediaType(headers, true);
+  const parsed = readJson(body as Uint8Array | string);
+  if (!parsed.ok) throw new ServiceError('validation_failed', `JSON ${parsed.failure} at ${parsed.offset}`);
+  const validator = validatorFor(spec.schema);
+  if (!validator.check(parsed.value)) {
+    throw new ServiceError('validation_failed', explain ? validator.describeFailure(parsed.value) : 'does not match the schema');
+  }
+  return { value: parsed.value, canonical: parsed.canonical };
+}
+
+/**
+ * 415 for a body the service cannot read as JSON: another media type (or none, when there is a
+ * body), or a content or transfer coding it does not undo.
+ */
+function checkMediaType(headers: RequestHeaders, bodyPresent: boolean): void {
+  const contentType = headers.get('content-type');
+  if (contentType === undefined ? bodyPresent : !isJsonMediaType(contentType)) {
     throw new ServiceError('unsupported_media_type', `content type ${contentType ?? '(none)'}`);
   }
   // RFC 9110 (15.5.16): a content coding the server does not undo is 415, rather than reading
@@ -82,13 +95,6 @@ export function readBody(
   // Hosts undo chunked framing only: node:http hands over a `gzip, chunked` body still compressed.
   const transferCoding = otherTransferCoding(headers.get('transfer-encoding'));
   if (transferCoding !== undefined) throw new ServiceError('unsupported_media_type', `transfer coding ${transferCoding}`);
-  const parsed = readJson(body as Uint8Array | string);
-  if (!parsed.ok) throw new ServiceError('validation_failed', `JSON ${parsed.failure} at ${parsed.offset}`);
-  const validator = validatorFor(spec.schema);
-  if (!validator.check(parsed.value)) {
-    throw new ServiceError('validation_failed', explain ? validator.describeFailure(parsed.value) : 'does not match the schema');
-  }
-  return { value: parsed.value, canonical: parsed.canonical };
 }
 
 /** The first transfer coding listed other than chunked (which hosts undo) and identity, if any. */

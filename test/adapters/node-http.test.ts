@@ -45,7 +45,7 @@ async function stream(socket: Socket, bytes: number, chunked: boolean): Promise<
   if (chunked && !socket.destroyed) socket.write('0\r\n\r\n');
 }
 
-t.test('a body declared over 131072 bytes by content-length is answered 413 before any of it is sent', async (tt) => {
+t.test('a body declared over 131072 bytes by content-length is answered 413 at once, without waiting for the body', async (tt) => {
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());
   const recorder = recording(service);
@@ -101,10 +101,24 @@ t.test('the rest of an oversized body is drained after its 413 (RFC 9112 9.6): t
   }
 });
 
-t.test('an oversized body going on for more than 4 MiB after its 413 is cut off', async (tt) => {
+/**
+ * Freezes setTimeout for the rest of the test (node:test's timer mock), so only `mock.timers.tick`
+ * moves the adapter's drain deadline.
+ */
+function freezeTimers(tt: TapTest): void {
+  // The mock warns that it is experimental; these tests are its only users.
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => undefined;
+  mock.timers.enable({ apis: ['setTimeout'] });
+  process.emitWarning = emitWarning;
+  tt.teardown(() => mock.timers.reset());
+}
+
+t.test('an oversized body going on for more than 4 MiB after its 413 is cut off (by size: the 5 s deadline is frozen)', async (tt) => {
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());
   const { port } = await listen(tt, service);
+  freezeTimers(tt);
   const bytes = 8 * 1024 * 1024;
   const { text, closedByServer } = await answers(port, 2, async (socket) => {
     socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`);
@@ -118,12 +132,7 @@ t.test('an oversized body that stalls after its 413 is cut off after 5 seconds',
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());
   const { port } = await listen(tt, service);
-  // node:test's timer mock warns that it is experimental; this test is its only user.
-  const emitWarning = process.emitWarning;
-  process.emitWarning = () => undefined;
-  mock.timers.enable({ apis: ['setTimeout'] });
-  process.emitWarning = emitWarning;
-  tt.teardown(() => mock.timers.reset());
+  freezeTimers(tt);
 
   let closed = false;
   const socket = connect(port, '127.0.0.1');
@@ -139,6 +148,83 @@ t.test('an oversized body that stalls after its 413 is cut off after 5 seconds',
   mock.timers.tick(1);
   await closing;
   tt.equal(closed, true, 'closed by the server at 5 s');
+});
+
+t.test('on a connection that closes after the 413 (the client asked), the body is drained first: the client sends it all without a reset, then reads the 413', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const { port } = await listen(tt, service);
+  const bytes = 1_600_000;
+  for (const chunked of [true, false]) {
+    let failedWrite: string | undefined;
+    let sentAll = false;
+    const { text, closedByServer } = await answers(port, 2, async (socket) => {
+      socket.on('error', (error: NodeJS.ErrnoException) => (failedWrite = error.code));
+      socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n${chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${bytes}`}\r\n\r\n`);
+      await stream(socket, bytes, chunked);
+      sentAll = !socket.destroyed;
+    });
+    const label = chunked ? 'chunked' : 'declared';
+    tt.equal(statusOf(text), 413, `${label}: 413 read`);
+    tt.match(text, /\r\nconnection: close\r\n/i, `${label}: it says the connection closes`);
+    tt.equal(closedByServer, true, `${label}: and the server closed it`);
+    tt.equal(failedWrite, undefined, `${label}: no write of the client failed (no reset)`);
+    tt.ok(sentAll, `${label}: the whole body went out before the answer`);
+  }
+});
+
+t.test('toNodeHandler in a bare node:http server: a client expecting 100 gets it from node, sends its oversized body, and the body is drained', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const server = createServer(toNodeHandler(service));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  const { port } = server.address() as AddressInfo;
+  const bytes = 400_000;
+  const { text, closedByServer } = await answers(port, 2, async (socket) => {
+    socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\nExpect: 100-continue\r\n\r\n`);
+    await stream(socket, bytes, false);
+    if (!socket.destroyed) socket.write(OPENAPI_GET);
+  });
+  tt.match(text, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 413 /, 'node sent the 100, then the 413');
+  tt.notMatch(text, /\r\nconnection: close\r\n/i, 'the connection is kept');
+  tt.equal(closedByServer, false);
+  tt.equal(statusOf(text.slice(text.lastIndexOf('HTTP/1.1'))), 200, 'and serves the next request');
+});
+
+t.test('a declared oversized body a host already read is not drained: the connection is not cut 5 s later under another request', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const handler = toNodeHandler(service);
+  // A host that reads every body before handing the request on (like a body parser would), by
+  // which time the request has also closed.
+  const server = createServer((req, res) => {
+    req.resume();
+    req.once('close', () => handler(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  const { port } = server.address() as AddressInfo;
+  freezeTimers(tt);
+  const bytes = LIMIT + 1000;
+  const { text, closedByServer } = await answers(port, 2, async (socket) => {
+    const first = new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`);
+    await stream(socket, bytes, false);
+    await first;
+    mock.timers.tick(5_000);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (!socket.destroyed) socket.write(OPENAPI_GET);
+  });
+  tt.equal(statusOf(text), 413);
+  tt.equal(closedByServer, false, 'the connection outlived the drain deadline');
+  tt.equal(statusOf(text.slice(text.indexOf('HTTP/1.1', 1))), 200, 'and answered the next request');
 });
 
 t.test('a body within the limit reaches handle() whole, with method, url and headers', async (tt) => {

@@ -177,7 +177,7 @@ t.test('BODY: an empty body where one is required gives 400 validation_failed', 
   expectCode(t, 'validation_failed', required(NoteCreate), ' ', JSON_TYPE, 'whitespace is not an empty body');
 });
 
-t.test('BODY: an empty body declared as another media type, where a body is required, gives 415 (the type is judged first)', async (t) => {
+t.test('BODY: an empty body declared as another media type or coding, where a body is required, gives 415 (they are judged first)', async (t) => {
   for (const body of [undefined, '', new Uint8Array(0)]) {
     // `curl -d ''` sends form-urlencoded with no content.
     expectCode(t, 'unsupported_media_type', required(TaskPatch), body, 'application/x-www-form-urlencoded');
@@ -185,6 +185,11 @@ t.test('BODY: an empty body declared as another media type, where a body is requ
     expectCode(t, 'unsupported_media_type', required(NoteCreate), body, 'application/json; charset=latin1');
     // EmptyRequest takes an empty body whatever it is labelled.
     t.same(read(optional(EmptyRequest), body, 'text/plain'), { value: {}, canonical: '{}' }, `${String(body)} as text/plain is {} for EmptyRequest`);
+    // So is a declared coding.
+    const gzip = requestHeaders({ 'content-type': JSON_TYPE, 'content-encoding': 'gzip' });
+    t.equal(codeOf(() => readBody(required(NoteCreate), body, gzip, false)), 'unsupported_media_type', `${String(body)} declared gzip: 415`);
+    const chunked = requestHeaders({ 'content-type': JSON_TYPE, 'transfer-encoding': 'chunked' });
+    t.equal(codeOf(() => readBody(required(NoteCreate), body, chunked, false)), 'validation_failed', `${String(body)} chunked, no coding: 400`);
   }
 });
 
