@@ -283,6 +283,33 @@ t.test('FIXTURE: a live claim replaces the live lease taken on its task since th
   t.equal(db.prepare('SELECT released_utc FROM claims WHERE token = ?').pluck().get(apiToken), null, 'an expired claim in the file releases nothing');
 });
 
+t.test('FIXTURE: a live claim its client could not use displaces no live lease: the file is refused, as before', async (t) => {
+  const db = freshDb();
+  const now = Date.parse('2026-11-16T10:00:00.000Z');
+  const fixture = baseFixture();
+  loadFixture(db, fixture, { now });
+  const apiToken = '7d2e4c1a-5b6f-4a8e-9c3d-2e1f0a9b8c7d';
+  db.prepare('UPDATE claims SET released_utc = ? WHERE task_id = 11').run(now + 1000);
+  db.prepare('INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc) VALUES (11, 100, ?, ?, ?)').run(apiToken, now + 2000, now + 2000 + 15 * 60_000);
+  // Client 101 is read-only: it could neither renew, release nor write under the seeded lease.
+  const readOnly = { ...fixture, claims: [{ taskId: 11, clientId: 101, token: '3c9a7e21-4b8d-4f6a-a1c2-9d8e7f6a5b4c', expiresUtc: '2026-11-16T18:00:00.000Z' }] };
+  const error = caught(() => loadFixture(db, readOnly, { now: now + 3000 }));
+  t.ok(error instanceof FixtureError && error.path === 'claims[0].taskId', `refused at claims[0].taskId (got ${String(error)})`);
+  t.equal(db.prepare('SELECT released_utc FROM claims WHERE token = ?').pluck().get(apiToken), null, "Ada's lease is kept");
+});
+
+t.test('FIXTURE: a file of claims alone bumps the workspace version of the organisation whose lease it changes', async (t) => {
+  const db = freshDb();
+  const now = Date.parse('2026-11-16T10:00:00.000Z');
+  const fixture = baseFixture();
+  loadFixture(db, fixture, { now });
+  db.prepare('UPDATE claims SET released_utc = ? WHERE task_id = 11').run(now + 1000);
+  const before = workspaceVersion({ db }, 1);
+  loadFixture(db, { claims: fixture.claims } as unknown as FixtureShape, { now: now + 2000 });
+  t.equal(db.prepare('SELECT released_utc FROM claims WHERE task_id = 11').pluck().get(), null, 'the lease is seeded again');
+  t.ok(workspaceVersion({ db }, 1) > before, 'and the version moved on, so ETags and offers see it');
+});
+
 t.test('FIXTURE: a second live lease on a task is rejected; an expired one beside a live one is fine', async (t) => {
   const later = '2030-01-01T00:00:00.000Z';
   expectFixtureError(t, (f) => {
