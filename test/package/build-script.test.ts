@@ -1,0 +1,88 @@
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildEnv, ROOT } from '../helpers/build.js';
+import type { TapTest } from '../helpers/api.js';
+
+/**
+ * scripts/build.mjs in a project of its own (three sources, the real script and compiler), so each
+ * build takes a moment: what `npm run build` and `--if-stale` (prepare, the tests) leave in dist/.
+ */
+
+interface Project {
+  readonly dir: string;
+  /** Runs the build script with `args`; its exit status. */
+  build(...args: string[]): number;
+  /** Dates `file` a minute ahead (changed since any build), or back an hour. */
+  touch(file: string): void;
+  untouch(file: string): void;
+}
+
+function project(tt: TapTest): Project {
+  const dir = tt.testdir({
+    'package.json': JSON.stringify({ name: 'p', type: 'module', bin: { p: 'dist/bin/p.js' } }),
+    'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: '.', types: [] } }),
+    'tsconfig.build.json': JSON.stringify({ extends: './tsconfig.json', include: ['lib', 'adapters', 'bin'] }),
+    lib: { 'a.ts': 'export const a: number = 1;\n' },
+    adapters: { 'b.ts': 'export const b = 1;\n' },
+    bin: { 'p.ts': "#!/usr/bin/env node\nimport { a } from '../lib/a.js';\nconsole.log(a);\n" },
+  });
+  mkdirSync(join(dir, 'scripts'));
+  cpSync(join(ROOT, 'scripts', 'build.mjs'), join(dir, 'scripts', 'build.mjs'));
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  const dated = (file: string, offset: number): void => {
+    const at = new Date(Date.now() + offset);
+    utimesSync(join(dir, file), at, at);
+  };
+  // Inputs are dated in the past, so a build's outputs are always newer than them unless touched.
+  for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'lib/a.ts', 'adapters/b.ts', 'bin/p.ts', 'scripts/build.mjs']) dated(file, -3_600_000);
+  return {
+    dir,
+    build: (...args) => spawnSync(process.execPath, [join(dir, 'scripts', 'build.mjs'), ...args], { cwd: dir, env: buildEnv(), stdio: 'ignore' }).status ?? -1,
+    touch: (file) => dated(file, 60_000),
+    untouch: (file) => dated(file, -3_600_000),
+  };
+}
+
+const built = (dir: string, file: string): number | null => (existsSync(join(dir, 'dist', file)) ? statSync(join(dir, 'dist', file)).mtimeMs : null);
+
+t.test('BUILD: a build leaves dist/ with the package commands executable; --if-stale then skips the compiler but still sets the mode', async (tt) => {
+  const { dir, build } = project(tt);
+  tt.equal(build(), 0);
+  tt.equal(statSync(join(dir, 'dist/bin/p.js')).mode & 0o777, 0o755, 'the bin is 0755');
+  const first = built(dir, 'lib/a.js');
+  chmodSync(join(dir, 'dist/bin/p.js'), 0o644);
+  tt.equal(build('--if-stale'), 0);
+  tt.equal(built(dir, 'lib/a.js'), first, 'nothing rebuilt');
+  tt.equal(statSync(join(dir, 'dist/bin/p.js')).mode & 0o777, 0o755, 'the mode is set again');
+  const run = spawnSync(join(dir, 'dist/bin/p.js'), { encoding: 'utf8' });
+  tt.equal(run.stdout, '1\n', 'the command runs on its own');
+});
+
+t.test('BUILD: --if-stale rebuilds after a changed source or build setting, a deleted source, or a failed build', async (tt) => {
+  const { dir, build, touch, untouch } = project(tt);
+  tt.equal(build('--if-stale'), 0, 'no dist/ yet: built');
+  tt.ok(built(dir, 'lib/a.js') !== null);
+  for (const input of ['lib/a.ts', 'tsconfig.build.json', 'package.json']) {
+    const before = built(dir, 'lib/a.js');
+    touch(input);
+    tt.equal(build('--if-stale'), 0);
+    tt.not(built(dir, 'lib/a.js'), before, `${input} changed: rebuilt`);
+    untouch(input);
+  }
+
+  writeFileSync(join(dir, 'lib', 'gone.ts'), 'export const gone = 1;\n');
+  tt.equal(build(), 0);
+  rmSync(join(dir, 'lib', 'gone.ts'));
+  tt.equal(build('--if-stale'), 0);
+  tt.equal(built(dir, 'lib/gone.js'), null, "a deleted source's output does not linger");
+
+  writeFileSync(join(dir, 'lib', 'a.ts'), "export const a: number = 'not a number';\n");
+  tt.not(build(), 0, 'a type error fails the build');
+  // tsc still writes its output, but the build is not known good: the next --if-stale tries again.
+  writeFileSync(join(dir, 'lib', 'a.ts'), 'export const a: number = 2;\n');
+  untouch('lib/a.ts');
+  tt.equal(build('--if-stale'), 0);
+  tt.equal(spawnSync(join(dir, 'dist/bin/p.js'), { encoding: 'utf8' }).stdout, '2\n', 'rebuilt after the failed build, though no source is newer');
+});
