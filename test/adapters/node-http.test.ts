@@ -2,7 +2,7 @@ import t from 'tap';
 import { answers, raw, recording } from '../helpers/sockets.js';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { mock } from 'node:test';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createNodeServer, toNodeHandler, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
 import { createService } from '../../lib/service.js';
@@ -27,6 +27,18 @@ async function listen(tt: TapTest, service: Handler, options?: NodeServerOptions
 }
 
 
+
+/** A plain node:http server (not createNodeServer) with `listener`, as a host of toNodeHandler. */
+async function listenBare(tt: TapTest, listener: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ port: number }> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  const { port } = server.address() as AddressInfo;
+  return { port };
+}
 
 function statusOf(response: string): number {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
@@ -176,13 +188,7 @@ t.test('on a connection that closes after the 413 (the client asked), the body i
 t.test('toNodeHandler in a bare node:http server: a client expecting 100 gets it from node, sends its oversized body, and the body is drained', async (tt) => {
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());
-  const server = createServer(toNodeHandler(service));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  tt.teardown(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
-  const { port } = server.address() as AddressInfo;
+  const { port } = await listenBare(tt, toNodeHandler(service));
   const bytes = 400_000;
   const { text, closedByServer } = await answers(port, 2, async (socket) => {
     socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\nExpect: 100-continue\r\n\r\n`);
@@ -201,16 +207,10 @@ t.test('a declared oversized body a host already read is not drained: the connec
   const handler = toNodeHandler(service);
   // A host that reads every body before handing the request on (like a body parser would), by
   // which time the request has also closed.
-  const server = createServer((req, res) => {
+  const { port } = await listenBare(tt, (req, res) => {
     req.resume();
     req.once('close', () => handler(req, res));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  tt.teardown(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
-  const { port } = server.address() as AddressInfo;
   freezeTimers(tt);
   const bytes = LIMIT + 1000;
   const { text, closedByServer } = await answers(port, 2, async (socket) => {
@@ -388,16 +388,10 @@ t.test('a body a host already read (a body parser mounted first) is a 500 at onc
   const seen: number[] = [];
   const handler = toNodeHandler(recorder, { onResponse: (response) => seen.push(response.status) });
   // What express.json() does before passing the request on.
-  const server = createServer((req, res) => {
+  const { port } = await listenBare(tt, (req, res) => {
     req.resume();
     req.on('end', () => handler(req, res));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  tt.teardown(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
-  const { port } = server.address() as AddressInfo;
   const response = await raw(port, [
     'POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{"text":"hi"}',
   ]);

@@ -259,15 +259,24 @@ t.test('FIXTURE: a staff member who sponsors a client (in the database, not the 
   t.equal(db.prepare('SELECT kind FROM staff WHERE id = 11').pluck().get(), 'human', 'nothing written');
 });
 
+const API_TOKEN = '7d2e4c1a-5b6f-4a8e-9c3d-2e1f0a9b8c7d';
+
+/**
+ * What an agent does after the base fixture's load at `now`: releases the seeded lease on task 11
+ * a second later, and claims the task again through the API (client 100) a second after that.
+ */
+function leaseAgainThroughApi(db: Database.Database, now: number): string {
+  db.prepare('UPDATE claims SET released_utc = ? WHERE task_id = 11').run(now + 1000);
+  db.prepare('INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc) VALUES (11, 100, ?, ?, ?)').run(API_TOKEN, now + 2000, now + 2000 + 15 * 60_000);
+  return API_TOKEN;
+}
+
 t.test('FIXTURE: a live claim replaces the live lease taken on its task since the last load, so a file seeding live claims loads again at every start', async (t) => {
   const db = freshDb();
   const now = Date.parse('2026-11-16T10:00:00.000Z');
   const fixture = baseFixture();
   loadFixture(db, fixture, { now });
-  // The seeded lease is released and the task claimed again through the API, under another token.
-  const apiToken = '7d2e4c1a-5b6f-4a8e-9c3d-2e1f0a9b8c7d';
-  db.prepare('UPDATE claims SET released_utc = ? WHERE task_id = 11').run(now + 1000);
-  db.prepare('INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc) VALUES (11, 100, ?, ?, ?)').run(apiToken, now + 2000, now + 2000 + 15 * 60_000);
+  const apiToken = leaseAgainThroughApi(db, now);
 
   t.doesNotThrow(() => loadFixture(db, fixture, { now: now + 3000 }), 'the file loads again');
   const leases = db.prepare('SELECT token, released_utc AS releasedUtc, expires_utc AS expiresUtc FROM claims WHERE task_id = 11 ORDER BY acquired_utc').all();
@@ -288,9 +297,7 @@ t.test('FIXTURE: a live claim its client could not use displaces no live lease: 
   const now = Date.parse('2026-11-16T10:00:00.000Z');
   const fixture = baseFixture();
   loadFixture(db, fixture, { now });
-  const apiToken = '7d2e4c1a-5b6f-4a8e-9c3d-2e1f0a9b8c7d';
-  db.prepare('UPDATE claims SET released_utc = ? WHERE task_id = 11').run(now + 1000);
-  db.prepare('INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc) VALUES (11, 100, ?, ?, ?)').run(apiToken, now + 2000, now + 2000 + 15 * 60_000);
+  const apiToken = leaseAgainThroughApi(db, now);
   // Client 101 is read-only: it could neither renew, release nor write under the seeded lease.
   const readOnly = { ...fixture, claims: [{ taskId: 11, clientId: 101, token: '3c9a7e21-4b8d-4f6a-a1c2-9d8e7f6a5b4c', expiresUtc: '2026-11-16T18:00:00.000Z' }] };
   const error = caught(() => loadFixture(db, readOnly, { now: now + 3000 }));
