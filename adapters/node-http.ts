@@ -51,21 +51,25 @@ const continueWithheld = new WeakSet<IncomingMessage>();
  */
 const OVERSIZED_BODY_DRAIN = { bytes: 4 * 1024 * 1024, milliseconds: 5_000 } as const;
 
-/** Drains the rest of the body; settles once it has ended, or was cut off (socket destroyed). */
-function drainRest(req: IncomingMessage): Promise<void> {
-  if (req.complete || req.readableEnded) return Promise.resolve();
+/**
+ * Drains the rest of the body. Settles `ended` once it has all been read (or the request is gone),
+ * or `cut` past the bounds, with the request paused: the connection is then to end after the 413.
+ */
+function drainRest(req: IncomingMessage): Promise<'ended' | 'cut'> {
+  if (req.complete || req.readableEnded) return Promise.resolve('ended');
   return new Promise((resolve) => {
     let drained = 0;
-    const stop = (): void => {
+    const stop = (outcome: 'ended' | 'cut'): void => {
       clearTimeout(timer);
       req.off('data', onData);
-      req.off('end', stop);
-      req.off('close', stop);
-      resolve();
+      req.off('end', ended);
+      req.off('close', ended);
+      resolve(outcome);
     };
+    const ended = (): void => stop('ended');
     const cutOff = (): void => {
-      stop();
-      req.socket.destroy();
+      req.pause();
+      stop('cut');
     };
     const onData = (chunk: Buffer): void => {
       drained += chunk.length;
@@ -74,10 +78,20 @@ function drainRest(req: IncomingMessage): Promise<void> {
     const timer = setTimeout(cutOff, OVERSIZED_BODY_DRAIN.milliseconds);
     timer.unref();
     req.on('data', onData);
-    req.once('end', stop);
-    req.once('close', stop);
+    req.once('end', ended);
+    req.once('close', ended);
     req.resume();
   });
+}
+
+/**
+ * Past the drain's bounds the rest of the body is not waited for: the 413 still goes out (a reset
+ * may follow it, the best that can be done), then the connection ends.
+ */
+function endAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  if (!res.headersSent) res.setHeader('connection', 'close');
+  else if (res.writableFinished) req.socket.destroy();
+  else res.once('finish', () => req.socket.destroy());
 }
 
 /**
@@ -114,13 +128,20 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
     req.on('error', () => req.destroy());
     res.on('error', () => res.destroy());
 
-    let draining: Promise<void> | undefined;
+    let draining: Promise<'ended' | 'cut'> | undefined;
+    const drain = (): void => {
+      draining = drainRest(req);
+      void draining.then((outcome) => outcome === 'cut' && endAfterAnswer(req, res));
+    };
     const answer = (response: ServiceResponse): void => {
-      observe(onResponse, response, req);
-      // A response already under way (or gone) is left alone.
-      if (res.headersSent) return;
-      if (draining !== undefined && closesAfter(res)) void draining.then(() => write(res, response));
-      else write(res, response);
+      // A response already under way (or gone: another answer, a cut-off connection) is left alone.
+      const send = (): void => {
+        if (res.headersSent || res.destroyed) return;
+        observe(onResponse, response, req);
+        write(res, response);
+      };
+      if (draining !== undefined && closesAfter(res)) void draining.then(send);
+      else send();
     };
 
     const dispatch = (body: Buffer | undefined): void => {
@@ -136,7 +157,7 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
 
     if (declaredLength(req) > MAX_BODY_BYTES) {
       if (continueWithheld.has(req)) res.setHeader('connection', 'close');
-      else draining = drainRest(req);
+      else drain();
       dispatch(undefined);
       return;
     }
@@ -162,7 +183,7 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
       if (total > MAX_BODY_BYTES) {
         req.off('data', onData);
         req.off('end', onEnd);
-        draining = drainRest(req);
+        drain();
         dispatch(Buffer.concat(chunks, total).subarray(0, MAX_BODY_BYTES + 1));
       }
     };

@@ -7,7 +7,7 @@
 // known good for the sources now: the first `npx worker-task-api` in this project installs it
 // into npx's cache and runs prepare, and a full build there would hold up the command for seconds.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,9 @@ function staleness() {
   const sources = SOURCE_DIRS.flatMap((dir) => filesUnder(join(root, dir), '.ts')).filter((file) => !file.endsWith('.d.ts'));
   const newer = [...sources, ...BUILD_INPUTS.map((file) => join(root, file))].find((file) => statSync(file).mtimeMs > builtAt);
   if (newer !== undefined) return `${relative(root, newer)} changed`;
+  // A source dated before the build (copied with its times, unpacked) may never have been built.
+  const unbuilt = sources.find((source) => !existsSync(join(dist, relative(root, source)).replace(/\.ts$/, '.js')));
+  if (unbuilt !== undefined) return `${relative(root, unbuilt)} not built`;
   const orphan = SOURCE_DIRS.flatMap((dir) => filesUnder(join(dist, dir), '.js')).find(
     (output) => !existsSync(join(root, relative(dist, output)).replace(/\.js$/, '.ts')),
   );
@@ -40,11 +43,14 @@ function staleness() {
 }
 
 if (!process.argv.includes('--if-stale') || staleness() !== null) {
+  // Dated when the build starts: a source saved while tsc runs is newer, so not taken as built.
+  const startedAt = new Date();
   rmSync(dist, { recursive: true, force: true });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
   writeFileSync(stamp, '');
+  utimesSync(stamp, startedAt, startedAt);
 }
 const { bin } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 for (const file of Object.values(bin)) chmodSync(join(root, file), 0o755);

@@ -185,6 +185,58 @@ t.test('on a connection that closes after the 413 (the client asked), the body i
   }
 });
 
+t.test('a host that closes after the answer (as serve does while stopping) gets the body drained before the 413, too', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const { server, port } = await listen(tt, service);
+  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('connection', 'close'));
+  const bytes = 1_600_000;
+  let failedWrite: string | undefined;
+  let sentAll = false;
+  const { text, closedByServer } = await answers(port, 2, async (socket) => {
+    socket.on('error', (error: NodeJS.ErrnoException) => (failedWrite = error.code));
+    socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`);
+    await stream(socket, bytes, false);
+    sentAll = !socket.destroyed;
+  });
+  tt.equal(statusOf(text), 413);
+  tt.match(text, /\r\nconnection: close\r\n/i);
+  tt.equal(closedByServer, true);
+  tt.equal(failedWrite, undefined, 'no write of the client failed (no reset)');
+  tt.ok(sentAll, 'the whole body went out before the answer');
+});
+
+t.test('on a connection that closes after the 413, a body going on past the drain bounds still gets its 413, then the connection ends', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const { port } = await listen(tt, service);
+  freezeTimers(tt);
+  const bytes = 8 * 1024 * 1024;
+  for (const version of ['1.1', '1.0']) {
+    const close = version === '1.1' ? 'Connection: close\r\n' : '';
+    const { text, closedByServer } = await answers(port, 2, async (socket) => {
+      socket.write(`POST /api/v1/tasks/1/notes HTTP/${version}\r\nHost: 127.0.0.1\r\n${close}Content-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`);
+      await stream(socket, bytes, false);
+    });
+    tt.equal(statusOf(text.replace(/^HTTP\/1\.0/, 'HTTP/1.1')), 413, `HTTP/${version}: the 413 was sent`);
+    tt.equal(closedByServer, true, `HTTP/${version}: then the connection ended`);
+  }
+});
+
+t.test('onResponse sees only answers written: a 413 waiting for its drain, overtaken by a broken chunk, is not reported', async (tt) => {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  const seen: number[] = [];
+  const { port } = await listen(tt, service, { onResponse: (response) => seen.push(response.status) });
+  const { text } = await answers(port, 2, async (socket) => {
+    socket.write('POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+    for (let index = 0; index < 9; index += 1) socket.write(Buffer.concat([Buffer.from(`${PIECE.length.toString(16)}\r\n`), PIECE, Buffer.from('\r\n')]));
+    socket.write('zz\r\n');
+  });
+  tt.equal(statusOf(text), 400, 'the client got the 400 for the broken framing');
+  tt.same(seen, [400], 'and only that answer was reported');
+});
+
 t.test('toNodeHandler in a bare node:http server: a client expecting 100 gets it from node, sends its oversized body, and the body is drained', async (tt) => {
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());

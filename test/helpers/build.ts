@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The built package (`dist/`) that the command-line and package tests run, as users do: `npm ci`
- * builds it through `prepare`, and tap's `before` program (build-dist.ts) rebuilds it when a
- * source is newer, so no test ever runs yesterday's build.
+ * builds it through `prepare`, and tap's `before` program (build-dist.ts) rebuilds it unless the
+ * last successful build is current (scripts/build.mjs --if-stale), so no test ever runs
+ * yesterday's build.
  */
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));

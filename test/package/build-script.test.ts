@@ -72,6 +72,10 @@ t.test('BUILD: --if-stale rebuilds after a changed source or build setting, a de
     untouch(input);
   }
 
+  rmSync(join(dir, 'dist', 'lib', 'a.js'));
+  tt.equal(build('--if-stale'), 0);
+  tt.ok(built(dir, 'lib/a.js') !== null, 'an output gone missing is built again');
+
   writeFileSync(join(dir, 'lib', 'gone.ts'), 'export const gone = 1;\n');
   tt.equal(build(), 0);
   rmSync(join(dir, 'lib', 'gone.ts'));
