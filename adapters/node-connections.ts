@@ -88,11 +88,14 @@ export class ConnectionAnswers {
   }
 
   #answerClientError(answer: ServiceResponse | 'timeout' | null, error: Error, socket: Duplex): void {
-    if (answer === null || !socket.writable) {
+    const pending = this.#pending.get(socket) ?? [];
+    // The client ended its side in the middle of a message no request waits on: typically the
+    // upload it gave up after its 413. That was the answer; another would only confuse it.
+    const abandoned = (error as NodeJS.ErrnoException).code === 'HPE_INVALID_EOF_STATE' && pending.length === 0;
+    if (answer === null || abandoned || !socket.writable) {
       socket.destroy();
       return;
     }
-    const pending = this.#pending.get(socket) ?? [];
     const cutOff = pending.find((exchange) => !exchange.req.complete);
     if (cutOff !== undefined) {
       if (cutOff.res.headersSent) {

@@ -47,9 +47,10 @@ const continueWithheld = new WeakSet<IncomingMessage>();
  * How much of an oversized body is read and thrown away, and for how long. Closing while the
  * client is still sending makes the kernel reset the connection, and a reset can destroy the 413
  * before the client reads it (RFC 9112, 9.6). So the rest is drained instead; a body that goes
- * on past these bounds is cut off.
+ * on past these bounds is cut off. Many clients read no answer before their upload is out, so
+ * the size bound is generous: discarding costs no memory, and the time bound caps the work.
  */
-const OVERSIZED_BODY_DRAIN = { bytes: 4 * 1024 * 1024, milliseconds: 5_000 } as const;
+const OVERSIZED_BODY_DRAIN = { bytes: 64 * 1024 * 1024, milliseconds: 5_000 } as const;
 
 /**
  * Drains the rest of the body. Settles `ended` once it has all been read (or the request is gone),
