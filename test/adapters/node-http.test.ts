@@ -5,11 +5,18 @@ import { mock } from 'node:test';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createNodeServer, toNodeHandler, type Handler, type NodeServerOptions } from '../../adapters/node-http.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
-import { createService } from '../../lib/service.js';
+import { createService, type Service } from '../../lib/service.js';
 import { adaWorld, type TapTest } from '../helpers/api.js';
 import { TOKENS } from '../helpers/fixture.js';
 
 const LIMIT = 131072;
+
+/** A service over an empty in-memory database, closed with the test. */
+function emptyService(tt: TapTest): Service {
+  const service = createService({ db: ':memory:' });
+  tt.teardown(() => service.close());
+  return service;
+}
 
 /** Listens on 127.0.0.1, port 0; the server is torn down with the test. */
 async function listen(tt: TapTest, service: Handler, options?: NodeServerOptions): Promise<{ server: Server; base: string; port: number }> {
@@ -58,8 +65,7 @@ async function stream(socket: Socket, bytes: number, chunked: boolean): Promise<
 }
 
 t.test('a body declared over 131072 bytes by content-length is answered 413 at once, without waiting for the body', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const recorder = recording(service);
   const { port } = await listen(tt, recorder);
 
@@ -76,8 +82,7 @@ t.test('a body declared over 131072 bytes by content-length is answered 413 at o
 });
 
 t.test('a chunked body over 131072 bytes is answered 413 after at most one byte over the limit', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const recorder = recording(service);
   const { port } = await listen(tt, recorder);
 
@@ -93,8 +98,7 @@ t.test('a chunked body over 131072 bytes is answered 413 after at most one byte 
 });
 
 t.test('the rest of an oversized body is drained after its 413 (RFC 9112 9.6): the client reads the answer, no reset, and the connection serves the next request', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { port } = await listen(tt, service);
   const bytes = 1_600_000;
   for (const chunked of [true, false]) {
@@ -127,8 +131,7 @@ function freezeTimers(tt: TapTest): void {
 }
 
 t.test('an oversized body going on for more than 64 MiB after its 413 is cut off (by size: the 5 s deadline is frozen)', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { port } = await listen(tt, service);
   freezeTimers(tt);
   const bytes = 72 * 1024 * 1024;
@@ -141,8 +144,7 @@ t.test('an oversized body going on for more than 64 MiB after its 413 is cut off
 });
 
 t.test('an oversized body that stalls after its 413 is cut off after 5 seconds', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { port } = await listen(tt, service);
   freezeTimers(tt);
 
@@ -163,8 +165,7 @@ t.test('an oversized body that stalls after its 413 is cut off after 5 seconds',
 });
 
 t.test('on a connection that closes after the 413 (the client asked), the body is drained first: the client sends it all without a reset, then reads the 413', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { port } = await listen(tt, service);
   const bytes = 1_600_000;
   for (const chunked of [true, false]) {
@@ -186,8 +187,7 @@ t.test('on a connection that closes after the 413 (the client asked), the body i
 });
 
 t.test('a host that closes after the answer (as serve does while stopping) gets the body drained before the 413, too', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { server, port } = await listen(tt, service);
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('connection', 'close'));
   const bytes = 1_600_000;
@@ -207,8 +207,7 @@ t.test('a host that closes after the answer (as serve does while stopping) gets 
 });
 
 t.test('on a connection that closes after the 413, a body going on past the drain bounds still gets its 413, then the connection ends', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { port } = await listen(tt, service);
   freezeTimers(tt);
   const bytes = 72 * 1024 * 1024;
@@ -224,8 +223,7 @@ t.test('on a connection that closes after the 413, a body going on past the drai
 });
 
 t.test('onResponse sees only answers written: a 413 waiting for its drain, overtaken by a broken chunk, is not reported', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const seen: number[] = [];
   const { port } = await listen(tt, service, { onResponse: (response) => seen.push(response.status) });
   const { text } = await answers(port, 2, async (socket) => {
@@ -238,8 +236,7 @@ t.test('onResponse sees only answers written: a 413 waiting for its drain, overt
 });
 
 t.test('a client that gives up its upload after the 413 (ends its side mid-body) gets no second answer', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const clientErrors: number[] = [];
   const { port } = await listen(tt, service, { onClientError: (response) => clientErrors.push(response.status) });
   const received = await new Promise<string>((resolve) => {
@@ -261,8 +258,7 @@ t.test('a client that gives up its upload after the 413 (ends its side mid-body)
 });
 
 t.test('toNodeHandler in a bare node:http server: a client expecting 100 gets it from node, sends its oversized body, and the body is drained', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { port } = await listenBare(tt, toNodeHandler(service));
   const bytes = 400_000;
   const { text, closedByServer } = await answers(port, 2, async (socket) => {
@@ -277,8 +273,7 @@ t.test('toNodeHandler in a bare node:http server: a client expecting 100 gets it
 });
 
 t.test('a declared oversized body a host already read is not drained: the connection is not cut 5 s later under another request', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const handler = toNodeHandler(service);
   // A host that reads every body before handing the request on (like a body parser would), by
   // which time the request has also closed.
@@ -387,8 +382,7 @@ t.test('a client that disconnects in the middle of a body does not take the serv
 });
 
 t.test('prefix mounting serves /app/api/v1/openapi.json and nothing outside the prefix', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { base } = await listen(tt, service, { prefix: '/app' });
 
   const mounted = await fetch(`${base}/app/api/v1/openapi.json`);
@@ -489,8 +483,7 @@ t.test('headers of the answer are sent as the service gave them, with a content 
 });
 
 t.test('a request node:http cannot parse gets a problem+json 400 with a trace id, and the host hears of it', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const recorder = recording(service);
   const heard: { status: number; traceId: string | undefined; error: string }[] = [];
   const { port } = await listen(tt, recorder, {
@@ -534,8 +527,7 @@ t.test('bytes that are no request, behind a request still being answered, get th
 });
 
 t.test('a request whose body can no longer arrive (unsupported Transfer-Encoding) gets the 400 itself', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const heard: number[] = [];
   const { port } = await listen(tt, service, { onResponse: (response) => heard.push(response.status) });
   const response = await raw(port, ['POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n{}']);
@@ -573,8 +565,7 @@ t.test('a chunked body with another transfer coding (gzip, chunked) is 415, not 
 });
 
 t.test('a missing or repeated Host is a problem+json 400 (RFC 9112 3.2)', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const recorder = recording(service);
   const { port } = await listen(tt, recorder);
   for (const [what, head] of [
@@ -591,8 +582,7 @@ t.test('a missing or repeated Host is a problem+json 400 (RFC 9112 3.2)', async 
 });
 
 t.test('CONNECT on an operation path is 405 with Allow, elsewhere 404, instead of a dropped connection', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const { port } = await listen(tt, service);
   const onPath = await raw(port, ['CONNECT /api/v1/tasks/1 HTTP/1.1\r\nHost: x\r\n\r\n']);
   tt.equal(statusOf(onPath), 405, '405');
@@ -604,8 +594,7 @@ t.test('CONNECT on an operation path is 405 with Allow, elsewhere 404, instead o
 });
 
 t.test('a method node:http cannot parse (lower-case, unknown) is 405 with Allow on an operation path, 404 elsewhere', async (tt) => {
-  const service = createService({ db: ':memory:' });
-  tt.teardown(() => service.close());
+  const service = emptyService(tt);
   const heard: number[] = [];
   const methods: (string | undefined)[] = [];
   const { port } = await listen(tt, service, {

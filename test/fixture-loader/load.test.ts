@@ -259,6 +259,15 @@ t.test('FIXTURE: a staff member who sponsors a client (in the database, not the 
   t.equal(db.prepare('SELECT kind FROM staff WHERE id = 11').pluck().get(), 'human', 'nothing written');
 });
 
+/** A fresh database with the base fixture loaded at `now` (Monday 16 November 2026 10:00 UTC). */
+function baseLoaded(): { db: Database.Database; now: number; fixture: FixtureShape } {
+  const db = freshDb();
+  const now = Date.parse('2026-11-16T10:00:00.000Z');
+  const fixture = baseFixture();
+  loadFixture(db, fixture, { now });
+  return { db, now, fixture };
+}
+
 const API_TOKEN = '7d2e4c1a-5b6f-4a8e-9c3d-2e1f0a9b8c7d';
 
 /**
@@ -272,10 +281,7 @@ function leaseAgainThroughApi(db: Database.Database, now: number): string {
 }
 
 t.test('FIXTURE: a live claim replaces the live lease taken on its task since the last load, so a file seeding live claims loads again at every start', async (t) => {
-  const db = freshDb();
-  const now = Date.parse('2026-11-16T10:00:00.000Z');
-  const fixture = baseFixture();
-  loadFixture(db, fixture, { now });
+  const { db, now, fixture } = baseLoaded();
   const apiToken = leaseAgainThroughApi(db, now);
 
   t.doesNotThrow(() => loadFixture(db, fixture, { now: now + 3000 }), 'the file loads again');
@@ -293,10 +299,7 @@ t.test('FIXTURE: a live claim replaces the live lease taken on its task since th
 });
 
 t.test('FIXTURE: a live claim its client could not use displaces no live lease: the file is refused, as before', async (t) => {
-  const db = freshDb();
-  const now = Date.parse('2026-11-16T10:00:00.000Z');
-  const fixture = baseFixture();
-  loadFixture(db, fixture, { now });
+  const { db, now, fixture } = baseLoaded();
   const apiToken = leaseAgainThroughApi(db, now);
   // Client 101 is read-only: it could neither renew, release nor write under the seeded lease.
   const readOnly = { ...fixture, claims: [{ taskId: 11, clientId: 101, token: '3c9a7e21-4b8d-4f6a-a1c2-9d8e7f6a5b4c', expiresUtc: '2026-11-16T18:00:00.000Z' }] };
@@ -306,10 +309,7 @@ t.test('FIXTURE: a live claim its client could not use displaces no live lease: 
 });
 
 t.test('FIXTURE: a file of claims alone bumps the workspace version of the organisation whose lease it changes', async (t) => {
-  const db = freshDb();
-  const now = Date.parse('2026-11-16T10:00:00.000Z');
-  const fixture = baseFixture();
-  loadFixture(db, fixture, { now });
+  const { db, now, fixture } = baseLoaded();
   db.prepare('UPDATE claims SET released_utc = ? WHERE task_id = 11').run(now + 1000);
   const before = workspaceVersion({ db }, 1);
   loadFixture(db, { claims: fixture.claims } as unknown as FixtureShape, { now: now + 2000 });
