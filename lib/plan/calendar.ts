@@ -1,4 +1,4 @@
-import { epochMsToLocal, localToEpochMs } from '../time/london.js';
+import { epochMsToLocal, localToEpochMs, offsetMsAt } from '../time/london.js';
 
 /** Working intervals per ISO weekday (1 Monday .. 7 Sunday), minutes of the London day. */
 export type WeeklyCalendar = ReadonlyMap<number, readonly (readonly [number, number])[]>;
@@ -66,10 +66,19 @@ function weeklyWallMinutes(calendar: WeeklyCalendar): number {
  */
 const STEADY_BLOCK_WEEKS = 3;
 
-/** London's UTC offset (ms) at midnight UTC of a `YYYY-MM-DD` date. */
-function offsetAtUtcMidnight(date: string): number {
-  const instant = Date.parse(`${date}T00:00:00Z`);
-  return Date.parse(`${epochMsToLocal(instant)}Z`) - instant;
+/**
+ * Before summer time (first on 21 May 1916) London changed its offset once, from local mean time
+ * to GMT on 1 December 1847. A stretch ending before this date whose ends have the same offset
+ * therefore contains no change however long it is, so an ancient start is counted in a few long
+ * blocks instead of thousands of three-week ones.
+ */
+const SUMMER_TIME_ERA = '1916-01-01';
+
+/** London's UTC offset (ms) at midnight UTC `days` days after a `YYYY-MM-DD` date. */
+function offsetAtUtcMidnight(date: string, days: number): number {
+  // Straight from the offset, not through a formatted wall time: midnight UTC of 0000-01-01 is a
+  // London wall time in year -1 (local mean time was behind UTC), which has no canonical form.
+  return offsetMsAt(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS);
 }
 
 const daysFrom = (date: string, days: number): string =>
@@ -118,17 +127,26 @@ export function workingMinutesBetween(
       total += fullWeeks * weekly * 60_000;
       date = daysFrom(date, fullWeeks * 7);
     }
-    const blockMs = STEADY_BLOCK_WEEKS * weekly * 60_000;
     while (date < lastDate && total < limitMs) {
       // A block of whole days with one offset throughout (checked a day beyond each end, which
-      // brackets the London days whatever the offset) lasts exactly its wall-clock minutes.
-      const blockEnd = daysFrom(date, STEADY_BLOCK_WEEKS * 7);
-      if (blockEnd <= lastDate && offsetAtUtcMidnight(daysFrom(date, -1)) === offsetAtUtcMidnight(daysFrom(blockEnd, 1))) {
-        total += blockMs;
-        date = blockEnd;
-      } else {
-        total += dayMs(date);
-        date = nextDate(date);
+      // brackets the London days whatever the offset) lasts exactly its wall-clock minutes. Before
+      // summer time a block may run to the era's end; one that holds the 1847 change is halved
+      // until it no longer does.
+      const eraEnd = lastDate < SUMMER_TIME_ERA ? lastDate : SUMMER_TIME_ERA;
+      let weeks = date < eraEnd ? Math.max(STEADY_BLOCK_WEEKS, Math.floor((daysBetween(date, eraEnd) - 1) / 7)) : STEADY_BLOCK_WEEKS;
+      for (;;) {
+        const blockEnd = daysFrom(date, weeks * 7);
+        if (blockEnd <= lastDate && offsetAtUtcMidnight(date, -1) === offsetAtUtcMidnight(blockEnd, 1)) {
+          total += weeks * weekly * 60_000;
+          date = blockEnd;
+          break;
+        }
+        if (weeks === STEADY_BLOCK_WEEKS) {
+          total += dayMs(date);
+          date = nextDate(date);
+          break;
+        }
+        weeks = Math.max(STEADY_BLOCK_WEEKS, Math.floor(weeks / 2));
       }
     }
   }

@@ -110,8 +110,8 @@ function dayOffsets(day: number): DayOffsets {
   return info;
 }
 
-/** London UTC offset in milliseconds at an instant. */
-function offsetMsAt(ms: number): number {
+/** London UTC offset in milliseconds at an instant (any finite one, even outside years 0000-9999). */
+export function offsetMsAt(ms: number): number {
   const info = dayOffsets(Math.floor(ms / MS_PER_DAY));
   return (ms < info.change ? info.start : info.end) * MS_PER_MINUTE;
 }

@@ -149,6 +149,15 @@ t.test('GET: remainingMinutes is max(0, estimatedMinutes - elapsed planned time)
   t.equal(beyond.json.code, 'invalid_field');
 });
 
+t.test('GET: a startedAt in year 0000 on a calendar that works at midnight reads as settled, never 500', async (t) => {
+  // Owl works round the clock at weekends: counting from year 0000 starts before London's 1847 switch to GMT.
+  const h = world({ token: OWL });
+  t.equal((await patchTask(h, 15, { startedAt: '0000-01-01T00:00:00' }, OWL)).status, 204);
+  t.match(await readTask(h, 15, OWL), { startedAt: '0000-01-01T00:00:00', remainingMinutes: 0 });
+  t.equal((await h.call('GET', `${API}/tasks/available`, { token: OWL })).status, 200, 'the offer list');
+  t.equal((await patchTask(h, 15, { remainingMinutes: 0 }, OWL)).status, 422, 'elapsed + 0 is beyond 1000000');
+});
+
 t.test('PATCH: actualIntervals needs scope tasks:time as well as tasks:update (403 permission_denied)', async (t) => {
   const h = world();
   const interval = { staffMemberId: 10, start: '2026-11-16T09:00:00', end: '2026-11-16T09:30:00' };

@@ -99,6 +99,40 @@ t.test('workingMinutesBetween: long spans are counted exactly, and counting stop
   t.equal(elapsedPlannedMinutes(night, '0001-01-01T00:00:00', at('2026-11-16T10:00:00')), ELAPSED_MINUTES_LIMIT);
 });
 
+t.test('workingMinutesBetween: a start in year 0000 counts from there on a calendar that works at midnight', async (t) => {
+  // Midnight UTC of 0000-01-01 was 31 December of year -1 on London's local mean time: it still counts.
+  const sundays = calendar([7], [['00:00', '24:00']]);
+  let count = 0;
+  for (let day = Date.UTC(2000, 0, 1) - 730_485 * 86_400_000; day < Date.UTC(1900, 0, 1); day += 86_400_000) {
+    if (new Date(day).getUTCDay() === 0) count += 1;
+  }
+  // No clock change before 1916 fell on a Sunday (1 December 1847 was a Wednesday).
+  t.equal(workingMinutesBetween(sundays, at('0000-01-01T00:00:00'), at('1900-01-01T00:00:00')), count * 1440, 'Sundays of 1900 years');
+  const sparse = calendar([1], [['00:00', '00:01']]);
+  t.ok(workingMinutesBetween(sparse, at('0000-01-02T00:00:00'), at('2026-11-16T10:00:00')) > 100_000, 'a minute a week for 2,000 years');
+});
+
+t.test('workingMinutesBetween: long blocks before summer time give what short spans add up to, across 1847 and 1916', async (t) => {
+  // Spans of 20 days are counted without long blocks: their sum is the reference.
+  const chunked = (cal: ReturnType<typeof calendar>, from: string, to: string): number => {
+    let total = 0;
+    for (let start = at(from); start < at(to); start += 20 * 86_400_000) {
+      total += workingMinutesBetween(cal, start, Math.min(start + 20 * 86_400_000, at(to)));
+    }
+    return total;
+  };
+  for (const [name, cal] of [
+    ['Wednesdays 00:00-01:00 (the 1847 change fell on one)', calendar([3], [['00:00', '01:00']])],
+    ['round the clock', calendar(EVERY_DAY, [['00:00', '24:00']])],
+    ['nights 23:00-24:00 and 00:00-03:00', calendar(EVERY_DAY, [['00:00', '03:00'], ['23:00', '24:00']])],
+  ] as const) {
+    t.equal(workingMinutesBetween(cal, at('1840-01-01T00:00:00'), at('1856-01-01T00:00:00')),
+      chunked(cal, '1840-01-01T00:00:00', '1856-01-01T00:00:00'), `1840-1856, ${name}`);
+    t.equal(workingMinutesBetween(cal, at('1905-01-01T00:00:00'), at('1925-01-01T00:00:00')),
+      chunked(cal, '1905-01-01T00:00:00', '1925-01-01T00:00:00'), `1905-1925, ${name}`);
+  }
+});
+
 t.test('elapsedPlannedMinutes: whole working minutes since startedAt, 0 when not started', async (t) => {
   t.equal(elapsedPlannedMinutes(OFFICE, null, at('2026-11-16T10:00:00')), 0);
   t.equal(elapsedPlannedMinutes(OFFICE, '2026-11-16T09:00:00', at('2026-11-16T10:00:00')), 60);
