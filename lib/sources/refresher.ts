@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
+import { MAX_TEXT_LENGTH } from '../schemas/common.js';
 import { outsideBatch, type GroupCommit } from '../store/group-commit.js';
 import type { Db } from '../store/open.js';
 import type { OrganisationStatements } from '../store/organisations.js';
@@ -8,6 +9,23 @@ import { parseInstant } from '../time/london.js';
 import { describeFailure, parseSnapshot, type SourceProvider, type SourceSnapshot } from './provider.js';
 import { withDeadline } from './timeout.js';
 import type { Clock } from '../time/clock.js';
+
+/**
+ * A reply as the request's `response`, which holds at most MAX_TEXT_LENGTH characters (code points,
+ * as every text bound counts them): a longer reply is cut there, never inside a surrogate pair.
+ * Its `reply` change keeps the whole text, so nothing the human wrote is lost.
+ */
+function asResponse(reply: string): string {
+  if (reply.length <= MAX_TEXT_LENGTH) return reply;
+  let units = 0;
+  let count = 0;
+  for (const character of reply) {
+    if (count === MAX_TEXT_LENGTH) break;
+    units += character.length;
+    count += 1;
+  }
+  return reply.slice(0, units);
+}
 
 export interface RefreshOptions {
   readonly db: Db;
@@ -127,7 +145,7 @@ export function sourceRefresher(options: RefreshOptions) {
           after: null, response: reply.text, author: reply.author, occurred, now,
         });
         // A reply answers the request but never resolves it: the agent evaluates it.
-        sources.respond(target.incomingId, reply.text, now, randomUUID());
+        sources.respond(target.incomingId, asResponse(reply.text), now, randomUUID());
         touchedOrganisations.add(item.organisationId);
       }
     }

@@ -166,6 +166,22 @@ t.test('SOURCES: a reply time with an offset is the instant it names; a bare or 
   ]);
 });
 
+t.test('SOURCES: a reply over 20000 characters is the response cut to 20000 code points; its reply change keeps it whole', async (t) => {
+  const { h, stub, ref, stageId } = await published(t);
+  const long = `${'a'.repeat(19_999)}\u{1F600}\u{1F600}`;
+  stub.addReply('T-1', { id: 'long', inReplyTo: ref, author: 'A', text: long });
+  h.clock.advance(SECONDS_15);
+  t.equal((await h.call('GET', `${API}/tasks/available`)).status, 200, 'the refresh that finds it');
+  t.equal((await h.call('GET', `${API}/tasks/waiting`)).status, 200);
+  const detail = await humanRequest(h, stageId);
+  t.equal(detail.responseState, 'responded');
+  t.equal(detail.response, `${'a'.repeat(19_999)}\u{1F600}`, '20000 code points, the pair kept whole');
+  const task = await readTask(h, 1);
+  t.equal(task.externalChanges[0].response, long, 'the reply change holds all of it');
+  t.equal(task.responsesAwaitingEvaluation[0].response, detail.response);
+  t.strictSame(h.errors, [], 'nothing failed');
+});
+
 t.test('SOURCES: a reply alone does not refuse a claim', async (t) => {
   const { h, stub, ref } = await published(t);
   await h.call('GET', `${API}/tasks/available`);
