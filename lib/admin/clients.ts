@@ -1,6 +1,7 @@
 import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
 import { generateToken, hashToken } from '../auth/token.js';
 import { claimStatements } from '../store/claims.js';
+import { nextIdSql } from '../store/ids.js';
 import type { Db } from '../store/open.js';
 import { organisationStatements } from '../store/organisations.js';
 
@@ -74,7 +75,7 @@ export function adminClients(db: Db, options: { now?: () => number } = {}) {
   const staffById = db.prepare<[number], StaffRow>(
     'SELECT organisation_id AS organisationId, kind, is_active AS isActive FROM staff WHERE id = ?',
   );
-  const nextId = db.prepare<[], { id: number }>('SELECT coalesce(max(id), 0) + 1 AS id FROM api_clients');
+  const nextId = db.prepare<[], { id: number }>(`SELECT ${nextIdSql('api_clients')} AS id`);
   const insertClient = db.prepare<[number, number, string, string, number, number | null]>(`
     INSERT INTO api_clients (id, organisation_id, name, token_hash, sponsor_id, resource_id, is_active)
     VALUES (?, ?, ?, ?, ?, ?, 1)`);

@@ -1,5 +1,6 @@
 import type { AssistanceKind, Lifecycle, PriorityName, ResponseState } from '../schemas/common.js';
 import { HUMAN_REQUEST_COLUMNS, type HumanRequestRow } from './task-reads.js';
+import { nextIdSql } from './ids.js';
 import type { Db } from './open.js';
 
 export interface IncomingRow {
@@ -65,15 +66,15 @@ export interface NewAssistance
 export function assistanceStatements(db: Db) {
   const staff = db.prepare<[number], { organisationId: number; kind: 'agent' | 'human'; isActive: number; name: string }>(
     'SELECT organisation_id AS organisationId, kind, is_active AS isActive, name FROM staff WHERE id = ?');
-  const insertStage = db.prepare("INSERT INTO stages (kind) VALUES ('assistance')");
+  const insertStage = db.prepare(`INSERT INTO stages (id, kind) VALUES (${nextIdSql('stages')}, 'assistance')`);
   const insertAssistance = db.prepare(`
     INSERT INTO assistance_stages (id, organisation_id, origin_task_id, requested_by_client_id, requested_by_staff_id,
       assistance_kind, is_blocking, publish_externally, created_utc)
     VALUES (@id, @organisationId, @originTaskId, @clientId, @staffId, @assistanceKind, @isBlocking, @publishExternally, @now)`);
   const insertIncoming = db.prepare(`
-    INSERT INTO incoming_items (organisation_id, stage_id, recipient_id, title, details, estimated_minutes, priority_name,
+    INSERT INTO incoming_items (id, organisation_id, stage_id, recipient_id, title, details, estimated_minutes, priority_name,
       requester, requested_at_utc, lifecycle, revision)
-    VALUES (@organisationId, @stageId, @recipientId, @title, @details, @estimatedMinutes, @priorityName,
+    VALUES (${nextIdSql('incoming_items')}, @organisationId, @stageId, @recipientId, @title, @details, @estimatedMinutes, @priorityName,
       @requester, @now, 'floating', @revision)`);
   const stageAccess = db.prepare<[{ id: number; staffId: number }], { organisationId: number; assigned: number }>(`
     SELECT s.organisation_id AS organisationId,
