@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Handler } from '../adapters/shared.js';
-import { problemResponse } from '../lib/http/problem.js';
+import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import type { Db } from '../lib/store/open.js';
 
 /** The standalone server's liveness path, outside `/api/v1`. */
-export const HEALTH_PATH = '/healthz';
+const HEALTH_PATH = '/healthz';
 
 export interface HealthOptions {
   readonly db: Db;
@@ -13,13 +12,11 @@ export interface HealthOptions {
   readonly stopping?: () => boolean;
 }
 
-const traceId = (): string => randomUUID().replaceAll('-', '');
-
 // Every response of the server carries X-Trace-Id (contract 1), the health check's too.
 function status(code: 200 | 503, value: 'ok' | 'unavailable'): ServiceResponse {
   return {
     status: code,
-    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-trace-id': traceId() },
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-trace-id': newTraceId() },
     body: JSON.stringify({ status: value }),
     meta: { route: HEALTH_PATH },
   };
@@ -48,7 +45,7 @@ export function withHealthCheck(service: Handler, options: HealthOptions): Handl
       const queryAt = url.indexOf('?');
       if ((queryAt === -1 ? url : url.slice(0, queryAt)) !== HEALTH_PATH) return service.handle(request);
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        return { ...problemResponse('method_not_allowed', traceId(), { allow: 'GET, HEAD' }), meta: { route: HEALTH_PATH } };
+        return { ...problemResponse('method_not_allowed', newTraceId(), { allow: 'GET, HEAD' }), meta: { route: HEALTH_PATH } };
       }
       return options.stopping?.() !== true && databaseAnswers() ? status(200, 'ok') : status(503, 'unavailable');
     },

@@ -1,10 +1,7 @@
 import type { Logger } from './logger.js';
+import type { SourceProvider } from './sources/provider.js';
 import { isDatabase, type Db } from './store/open.js';
 import { systemClock, type Clock } from './time/clock.js';
-
-import type { SourceProvider } from './sources/provider.js';
-
-export type { SourceProvider } from './sources/provider.js';
 
 /** Options of `createService`. */
 export interface ServiceOptions {

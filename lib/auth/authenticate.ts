@@ -31,7 +31,7 @@ export function workerOf(principal: Principal): Worker {
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /** How many verified credentials a service keeps in memory (a full cache starts over). */
-export const CREDENTIAL_CACHE_SIZE = 10_000;
+const CREDENTIAL_CACHE_SIZE = 10_000;
 
 /** The token of an `Authorization: Bearer <token>` header (any case of the scheme, any spaces). */
 function bearerToken(authorization: string | undefined): string | undefined {

@@ -23,8 +23,3 @@ export function localMoment(value: string, member: string): { readonly local: st
   throw new Error(`${member}: a malformed local date-time passed the request schema`);
 }
 
-/** Text members that must say something: whitespace only is a value error (422), not a shape error. */
-export function nonblank(value: string, member: string): string {
-  if (value.trim() === '') throw new ServiceError('invalid_field', `${member}: blank`);
-  return value;
-}

@@ -14,7 +14,7 @@ interface Entry extends RenderedRead {
 }
 
 /** Rendered bytes a service keeps by default; the oldest entries go first. */
-export const RESPONSE_CACHE_BYTES = 32 * 1024 * 1024;
+const RESPONSE_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Rendered answers of the read operations, reused while nothing they were read from has changed

@@ -55,9 +55,10 @@ interface Precondition {
 }
 
 /**
- * Runs a task write through steps 8 to 11 of contract 1 inside one immediate SQLite transaction:
- * idempotency receipt (replay or conflict), If-Match, the X-Task-Claim rules, the use case, the
- * workspace version bump and the new receipt. Any failure rolls back all of it, receipt included.
+ * Runs a write (on a task, or an Incoming action) through steps 8 to 11 of contract 1 as one
+ * transaction, a savepoint of the group commit's batch: idempotency receipt (replay or conflict),
+ * If-Match (task ETag or Incoming revision), the X-Task-Claim rules, the use case, the workspace
+ * version bump and the new receipt. Any failure rolls back all of it, receipt included.
  */
 export function mutationRunner(deps: MutationDependencies) {
   const { receipts, organisations, claims } = deps;

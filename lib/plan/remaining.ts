@@ -1,12 +1,12 @@
-import type { Lifecycle, ResourceMode, TaskStatus } from '../schemas/common.js';
+import { MAX_MINUTES, type Lifecycle, type ResourceMode, type TaskStatus } from '../schemas/common.js';
 import { localToEpochMs } from '../time/london.js';
 import { workingMinutesBetween, type WeeklyCalendar } from './calendar.js';
 
 /**
- * Beyond this much elapsed time every answer is settled: estimates are at most 1000000 minutes,
- * so the remaining time is 0, and `remainingMinutes` input would push the estimate past its bound.
+ * Beyond this much elapsed time every answer is settled: estimates are at most MAX_MINUTES, so
+ * the remaining time is 0, and `remainingMinutes` input would push the estimate past its bound.
  */
-export const ELAPSED_MINUTES_LIMIT = 1_000_001;
+export const ELAPSED_MINUTES_LIMIT = MAX_MINUTES + 1;
 
 /**
  * Elapsed planned duration (contract 5): the resource's working time from `startedAt` to now,

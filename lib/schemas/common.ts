@@ -8,7 +8,7 @@ import { LOCAL_DATE_TIME_INPUT_PATTERN, parseLocalDateTime } from '../time/londo
  * before preconditions and business rules. A nonexistent spring wall time is well formed; the use
  * case answers it with 422.
  */
-export const LOCAL_DATE_TIME_FORMAT = 'local-date-time';
+const LOCAL_DATE_TIME_FORMAT = 'local-date-time';
 Format.Set(LOCAL_DATE_TIME_FORMAT, (value) => {
   const parsed = parseLocalDateTime(value);
   return parsed.ok || parsed.reason === 'nonexistent';
@@ -24,6 +24,15 @@ export const INT32_MAX = 2147483647;
 
 /** Spec Limits: description, details, note text and responses, in characters (code points). */
 export const MAX_TEXT_LENGTH = 20000;
+
+/** Spec Limits: task and assistance titles, in characters (code points). */
+export const MAX_TITLE_LENGTH = 200;
+
+/** Spec Limits: every estimate in minutes (tasks, assignees, assistance). */
+export const MAX_MINUTES = 1_000_000;
+
+/** Spec Limits: a task's `sequence`. */
+export const MAX_SEQUENCE = 100_000;
 
 /** A value or null; rendered as `nullable: true` in OpenAPI. */
 export function Nullable<T extends TSchema>(schema: T, options: { description?: string } = {}) {
@@ -85,6 +94,8 @@ export const AssistanceKind = Type.Enum(['Question', 'Review', 'Approval', 'Acti
 export type AssistanceKind = Static<typeof AssistanceKind>;
 export const ResourceMode = Type.Enum(['Independent', 'Collaboration']);
 export type ResourceMode = Static<typeof ResourceMode>;
+export const BlockingReason = Type.Enum(['unmet prerequisites', 'human assistance', 'external waiting']);
+export type BlockingReason = Static<typeof BlockingReason>;
 
 export const NamedEntity = Type.Object(
   { id: Id, name: Type.String() },

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import {
-  AssistanceKind, Id, Int32, LocalDateTimeInput, MAX_TEXT_LENGTH, Nullable, PriorityName, ResourceMode, TaskStatus, Uuid,
+  AssistanceKind, Id, Int32, LocalDateTimeInput, MAX_MINUTES, MAX_SEQUENCE, MAX_TEXT_LENGTH, MAX_TITLE_LENGTH, Nullable, PriorityName, ResourceMode, TaskStatus, Uuid,
 } from './common.js';
 
 /**
@@ -32,14 +32,14 @@ export const ActualIntervalInput = Type.Object(
   closed('ActualIntervalInput'),
 );
 
-const Minutes = Int32({ minimum: 0, maximum: 1000000 });
+const Minutes = Int32({ minimum: 0, maximum: MAX_MINUTES });
 
 export const TaskPatch = Type.Object(
   {
-    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_TITLE_LENGTH })),
     description: Type.Optional(Nullable(Type.String({ maxLength: MAX_TEXT_LENGTH }))),
     status: Type.Optional(TaskStatus),
-    sequence: Type.Optional(Int32({ minimum: 0, maximum: 100000 })),
+    sequence: Type.Optional(Int32({ minimum: 0, maximum: MAX_SEQUENCE })),
     estimatedMinutes: Type.Optional({
       ...Minutes,
       description: "Total planned duration. Where the caller's assignment has its own estimate, that becomes this value too.",
@@ -69,9 +69,9 @@ export const NoteCreate = Type.Object(
 export const AssistanceCreate = Type.Object(
   {
     humanAssigneeId: Id,
-    title: Type.String({ minLength: 1, maxLength: 200 }),
+    title: Type.String({ minLength: 1, maxLength: MAX_TITLE_LENGTH }),
     details: Type.Optional(Nullable(Type.String({ maxLength: MAX_TEXT_LENGTH }))),
-    estimatedMinutes: Int32({ minimum: 1, maximum: 1000000 }),
+    estimatedMinutes: Int32({ minimum: 1, maximum: MAX_MINUTES }),
     // Defaults of contract 8, stated for the OpenAPI document; the use case applies them.
     priority: Type.Optional({ ...PriorityName, default: 'normal' }),
     isBlocking: Type.Optional(Type.Boolean({ default: true })),

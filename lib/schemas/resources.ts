@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { ERROR_CODES } from '../domain/errors.js';
 import { SCOPES } from '../auth/scopes.js';
 import {
-  AssistanceKind, Id, IdOf, Int32, Int64, Lifecycle, LocalDateTime, NamedEntity, Nullable, PriorityName,
+  AssistanceKind, BlockingReason, Id, IdOf, Int32, Int64, Lifecycle, LocalDateTime, NamedEntity, Nullable, PriorityName,
   ResourceMode, ResponseState, TaskStatus, UtcDateTime, UtcDateTimeOf, Uuid, UuidOf,
 } from './common.js';
 
@@ -180,7 +180,7 @@ export const Task = Type.Object(
     sourceActivations: Type.Array(SourceActivation),
     responsesAwaitingEvaluation: Type.Array(AwaitingEvaluation, { description: 'Empty without scope human-requests:read.' }),
     blocked: Type.Boolean(),
-    blockingReasons: Type.Array(Type.Enum(['unmet prerequisites', 'human assistance', 'external waiting'])),
+    blockingReasons: Type.Array(BlockingReason),
     humanRequests: Type.Array(HumanRequest, { description: 'Empty without scope human-requests:read.' }),
     notes: Type.Array(Note, { description: 'Always empty in list responses.' }),
     etag: Type.String({

@@ -1,8 +1,8 @@
 import type { ProviderItem, ProviderPublication, PublishRequest, SourceProvider } from './provider.js';
 
-export const HTTP_SOURCE_TIMEOUT_MS = 5000;
+const HTTP_SOURCE_TIMEOUT_MS = 5000;
 /** Decoded bytes (after any Content-Encoding): facts and replies fit easily; a runaway body does not. */
-export const HTTP_SOURCE_MAX_BODY_BYTES = 4 * 1024 * 1024;
+const HTTP_SOURCE_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /** The body as JSON, refused once it grows past `limit` bytes, before it is all in memory. */
 async function readJson(response: Response, limit: number): Promise<unknown> {

@@ -24,7 +24,7 @@ export interface PublisherOptions {
 }
 
 /** First retry after 30 s, doubling up to an hour. */
-export function retryDelayMs(attempts: number): number {
+function retryDelayMs(attempts: number): number {
   return Math.min(60 * 60_000, 30_000 * 2 ** Math.min(attempts, 10));
 }
 

@@ -158,7 +158,7 @@ export function sourceRefresher(options: RefreshOptions) {
 
   return {
     /** Refreshes the given items now and applies what came back. */
-    async refresh(items: readonly SourceItemRow[], clock: () => number): Promise<RefreshResult> {
+    async refresh(items: readonly SourceItemRow[], now: () => number): Promise<RefreshResult> {
       // Providers run outside any transaction of the service: a claim made while a write batch
       // is open waits for its commit, so a provider never sees (or joins) uncommitted rows.
       const unique = [...new Map(items.map((item) => [item.id, item])).values()];
@@ -171,7 +171,7 @@ export function sourceRefresher(options: RefreshOptions) {
       return outsideBatch(options.batches, () => {
         // The service may have been closed while the providers answered: its connection is not to be written.
         if (options.closed()) throw new Error('the service was closed during a source refresh');
-        return apply.immediate(outcomes, clock());
+        return apply.immediate(outcomes, now());
       });
     },
   };

@@ -44,9 +44,13 @@ interface Batch {
  */
 export function groupCommit(db: Db): GroupCommit {
   let batch: Batch | null = null;
+  // Prepared once: exec would compile the statement again for every batch.
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
 
   function openBatch(): Batch {
-    db.exec('BEGIN IMMEDIATE');
+    begin.run();
     let end: (committed: boolean) => void = () => undefined;
     const ended = new Promise<boolean>((resolve) => {
       end = resolve;
@@ -62,7 +66,7 @@ export function groupCommit(db: Db): GroupCommit {
     if (batch === ending) batch = null;
     ending.over = true;
     try {
-      if (db.inTransaction) db.exec('ROLLBACK');
+      if (db.inTransaction) rollback.run();
     } catch {
       // The connection is beyond saving; every write of the batch is refused below.
     }
@@ -73,7 +77,7 @@ export function groupCommit(db: Db): GroupCommit {
   function flush(ending: Batch): void {
     if (ending.over) return;
     try {
-      db.exec('COMMIT');
+      commit.run();
     } catch (error) {
       abandon(ending, error);
       return;

@@ -6,7 +6,7 @@ import type { Db } from './open.js';
  * `PRAGMA user_version` (so the database must be the service's own); one created from the
  * current `schema.sql` starts at the latest.
  */
-export const MIGRATIONS: readonly { readonly version: number; readonly apply: (db: Db) => void }[] = [
+const MIGRATIONS: readonly { readonly version: number; readonly apply: (db: Db) => void }[] = [
   // Version 1: the first versioned schema (everything in schema.sql up to here).
   {
     version: 2,

@@ -1,5 +1,6 @@
 import type { ResourceMode, TaskStatus } from '../schemas/common.js';
 import type { Db } from './open.js';
+import { BLOCKED_CONDITION } from './task-reads.js';
 
 /** A task as the scheduler needs it, seen from one assignee. */
 export interface PlanTaskRow {
@@ -30,11 +31,7 @@ export function planInputStatements(db: Db) {
            t.started_at_local AS startedAt, t.earliest_start_local AS earliestStart,
            t.release_date_local AS releaseDate, mine.estimated_minutes AS ownEstimate,
            (SELECT count(*) FROM task_assignments a WHERE a.task_id = t.id) AS assigneeCount,
-           (t.is_waiting = 1
-            OR EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks pre ON pre.id = d.prerequisite_id
-                        WHERE d.task_id = t.id AND pre.status <> 'Done')
-            OR EXISTS (SELECT 1 FROM assistance_stages s JOIN incoming_items i ON i.stage_id = s.id
-                        WHERE s.origin_task_id = t.id AND s.is_blocking = 1 AND i.response_state <> 'resolved')) AS blocked
+           ${BLOCKED_CONDITION} AS blocked
       FROM task_assignments mine
       JOIN tasks t ON t.id = mine.task_id
       JOIN projects p ON p.id = t.project_id

@@ -7,7 +7,7 @@ export interface Receipt {
   body: string | null;
 }
 
-export const RECEIPT_LIFETIME_MS = 24 * 60 * 60 * 1000;
+const RECEIPT_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const PURGE_INTERVAL_MS = 60_000;
 
 /** Idempotency receipts: stored in the transaction of the mutation they record. */

@@ -100,12 +100,19 @@ export interface SourceChangeRow {
 
 export interface SourceActivationRow { taskId: number; activatedUtc: number; sources: string }
 
-/** The two blocking facts of a task `t` that need other tables (contract 5). */
+/** Blocking facts of a task `t` that need other tables (contract 5); the third is `t.is_waiting`. */
+const UNMET_PREREQUISITES = `EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks pre ON pre.id = d.prerequisite_id
+           WHERE d.task_id = t.id AND pre.status <> 'Done')`;
+const HUMAN_BLOCKER = `EXISTS (SELECT 1 FROM assistance_stages s JOIN incoming_items i ON i.stage_id = s.id
+           WHERE s.origin_task_id = t.id AND s.is_blocking = 1 AND i.response_state <> 'resolved')`;
+
+/** The blocking facts as columns, for the reasons a task view lists. */
 export const BLOCKING_COLUMNS = `
-  EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks pre ON pre.id = d.prerequisite_id
-           WHERE d.task_id = t.id AND pre.status <> 'Done') AS unmetPrerequisites,
-  EXISTS (SELECT 1 FROM assistance_stages s JOIN incoming_items i ON i.stage_id = s.id
-           WHERE s.origin_task_id = t.id AND s.is_blocking = 1 AND i.response_state <> 'resolved') AS humanBlocker`;
+  ${UNMET_PREREQUISITES} AS unmetPrerequisites,
+  ${HUMAN_BLOCKER} AS humanBlocker`;
+
+/** Whether a task `t` is blocked by any of the three facts, for plans, which need no reasons. */
+export const BLOCKED_CONDITION = `(t.is_waiting = 1 OR ${UNMET_PREREQUISITES} OR ${HUMAN_BLOCKER})`;
 
 const TASK_COLUMNS = `
   t.id, t.organisation_id AS organisationId, t.title, t.description, t.status, t.sequence,

@@ -14,11 +14,11 @@ export const LOCAL_DATE_TIME_INPUT_PATTERN =
   '^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]' +
   '(?:\\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?$';
 
-/** Result of `parseLocalDateTime`: the canonical wall time, or why the input was refused. */
 /**
- * A parsed local-date-time input. `instant` is the moment it names: the one sent for a `Z` or
- * offset input (in the autumn repeated hour the wall time alone could not tell which pass),
- * otherwise the wall time's first occurrence, as `localToEpochMs` gives it.
+ * Result of `parseLocalDateTime`: the canonical wall time, or why the input was refused. `instant`
+ * is the moment it names: the one sent for a `Z` or offset input (in the autumn repeated hour the
+ * wall time alone could not tell which pass), otherwise the wall time's first occurrence, as
+ * `localToEpochMs` gives it.
  */
 export type LocalParse = { ok: true; local: string; instant: number } | { ok: false; reason: 'syntax' | 'nonexistent' };
 

@@ -3,7 +3,7 @@ import type { ExternalEvaluationInput } from '../../schemas/requests.js';
 import type { AssistanceStatements } from '../../store/assistance.js';
 import type { SourceChangeStatements } from '../../store/source-changes.js';
 import { ServiceError } from '../errors.js';
-import { nonblank } from '../local-time-input.js';
+import { nonblank } from '../text-input.js';
 import type { MutationOutcome } from '../outcome.js';
 import { incomingUpdate } from './incoming.js';
 import type { Publications } from './publications.js';

@@ -5,7 +5,7 @@ import type { AssistanceCreateInput } from '../../schemas/requests.js';
 import type { AssistanceStatements } from '../../store/assistance.js';
 import type { HumanRequestRow } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
-import { nonblank } from '../local-time-input.js';
+import { nonblank } from '../text-input.js';
 import type { MutationOutcome } from '../outcome.js';
 import { humanRequestView } from '../tasks/view.js';
 import type { Publications } from './publications.js';

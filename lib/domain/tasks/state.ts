@@ -1,7 +1,6 @@
-import { localToEpochMs } from '../../time/london.js';
+import type { BlockingReason } from '../../schemas/common.js';
 import type { TaskRow } from '../../store/task-reads.js';
-
-export type BlockingReason = 'unmet prerequisites' | 'human assistance' | 'external waiting';
+import { localToEpochMs } from '../../time/london.js';
 
 /** Contract 5: exactly the reasons that hold, in this order. */
 export function blockingReasons(row: TaskRow): BlockingReason[] {

@@ -156,6 +156,7 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
       activatedUtc: formatUtc(activation.activatedUtc),
       sources: JSON.parse(activation.sources) as SourceActivationView['sources'],
     }));
+    // Only the single-task read includes notes (lists show none), so this is one query, not one per row.
     const notes: NoteView[] = options.includeNotes && row.hasNotes === 1
       ? reads.notes(row.id).map((note) => ({
           id: note.id,

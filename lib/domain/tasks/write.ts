@@ -1,16 +1,17 @@
 import { type Principal, workerOf } from '../../auth/authenticate.js';
 import { elapsedPlannedMinutes } from '../../plan/remaining.js';
+import { MAX_MINUTES } from '../../schemas/common.js';
 import type { ActualEffortInput, NoteCreateInput, TaskPatchInput } from '../../schemas/requests.js';
 import type { CalendarStatements } from '../../store/calendars.js';
 import type { EditableTask, TaskWriteStatements } from '../../store/task-writes.js';
 import { epochMsToLocal, localToEpochMs } from '../../time/london.js';
 import { ServiceError } from '../errors.js';
-import { localInput, localMoment, nonblank } from '../local-time-input.js';
+import { localInput, localMoment } from '../local-time-input.js';
+import { nonblank } from '../text-input.js';
 import type { MutationOutcome } from '../outcome.js';
 import { validatedIntervals } from './effort.js';
 
-export const REMAINING_MINUTES_DEPRECATION = 'remainingMinutes is deprecated; send estimatedMinutes';
-const MAX_MINUTES = 1_000_000;
+const REMAINING_MINUTES_DEPRECATION = 'remainingMinutes is deprecated; send estimatedMinutes';
 
 export interface TaskWriteDependencies {
   readonly writes: TaskWriteStatements;
@@ -107,7 +108,7 @@ export function taskWrites(deps: TaskWriteDependencies) {
       let estimatedMinutes = input.estimatedMinutes ?? row.estimatedMinutes;
       if (input.estimatedMinutes === undefined && input.remainingMinutes !== undefined) {
         estimatedMinutes = elapsedPlannedMinutes(calendars.calendarOf(resourceId), startedAt, now) + input.remainingMinutes;
-        if (estimatedMinutes > MAX_MINUTES) throw new ServiceError('invalid_field', 'estimatedMinutes would exceed 1000000');
+        if (estimatedMinutes > MAX_MINUTES) throw new ServiceError('invalid_field', `estimatedMinutes would exceed ${MAX_MINUTES}`);
       }
 
       writes.update({
