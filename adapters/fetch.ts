@@ -78,7 +78,7 @@ function toResponse(response: ServiceResponse, unreadBody: boolean): Response {
  * reading the request body fails (the client went away).
  */
 export function toFetchHandler(service: Handler, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
-  const prefix = checkAdapterOptions(options, 'toFetchHandler', ['prefix', 'onResponse']);
+  const prefix = checkAdapterOptions(service, options, 'toFetchHandler', ['prefix', 'onResponse']);
   const { onResponse } = options;
 
   return async (request) => {

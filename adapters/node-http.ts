@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
 import { newTraceId, problemResponse } from '../lib/http/problem.js';
@@ -114,6 +114,16 @@ function headersOf(req: IncomingMessage): IncomingHttpHeaders | NodeJS.Dict<stri
 }
 
 /**
+ * Where a host mounted the handler, when it has already taken that path off `req.url`: Express's
+ * `req.baseUrl` (`app.use('/tasks-api', handler)`). A Location answer needs it to stay inside the
+ * mount. Only a plain path is used, so nothing a client sent can make the header invalid.
+ */
+function hostMount(req: IncomingMessage): string {
+  const baseUrl: unknown = (req as IncomingMessage & { baseUrl?: unknown }).baseUrl;
+  return typeof baseUrl === 'string' && /^(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(baseUrl) ? baseUrl : '';
+}
+
+/**
  * A node:http request listener for the service. Bodies over 131072 bytes are not buffered: a
  * declared length over the limit is answered 413 before any of it is read, a streamed one once it
  * is one byte over, and the rest is drained (`OVERSIZED_BODY_DRAIN`). On a connection that stays
@@ -121,7 +131,7 @@ function headersOf(req: IncomingMessage): IncomingHttpHeaders | NodeJS.Dict<stri
  * as closing with unread bytes would reset the connection under the answer.
  */
 export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
-  const prefix = checkAdapterOptions(options, 'toNodeHandler', ['prefix', 'onResponse']);
+  const prefix = checkAdapterOptions(service, options, 'toNodeHandler', ['prefix', 'onResponse']);
   const { onResponse } = options;
 
   return (req, res) => {
@@ -152,8 +162,9 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
         headers: headersOf(req),
         body,
       });
-      if (result instanceof Promise) void result.then((response) => answer(mountedResponse(response, prefix)));
-      else answer(mountedResponse(result, prefix));
+      const locationPrefix = `${hostMount(req)}${prefix}`;
+      if (result instanceof Promise) void result.then((response) => answer(mountedResponse(response, locationPrefix)));
+      else answer(mountedResponse(result, locationPrefix));
     };
 
     if (declaredLength(req) > MAX_BODY_BYTES) {
@@ -199,8 +210,10 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
  * does not listen yet. `Expect: 100-continue` with a body over the limit gets the 413 at once;
  * other expectations are ignored.
  */
+export function createNodeServer(service: Handler, options: NodeServerOptions & Required<Pick<NodeServerOptions, 'tls'>>): HttpsServer;
+export function createNodeServer(service: Handler, options?: NodeServerOptions): Server;
 export function createNodeServer(service: Handler, options: NodeServerOptions = {}): Server {
-  const prefix = checkAdapterOptions(options, 'createNodeServer', ['prefix', 'onResponse', 'onClientError', 'tls']);
+  const prefix = checkAdapterOptions(service, options, 'createNodeServer', ['prefix', 'onResponse', 'onClientError', 'tls']);
   const handler = toNodeHandler(service, { prefix, ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse }) });
   const connections = new ConnectionAnswers(options);
   const listener = (req: IncomingMessage, res: ServerResponse): void => {

@@ -1,5 +1,6 @@
 import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceRequest, ServiceResponse } from '../lib/http/types.js';
+import { knownOptions } from '../lib/options.js';
 
 /** Anything with the service's `handle`. */
 export interface Handler {
@@ -17,17 +18,17 @@ function normalisePrefix(prefix: unknown, caller: string): string {
 const isPem = (value: unknown): boolean => typeof value === 'string' || Buffer.isBuffer(value);
 
 /**
- * Checks an adapter's options once, when it is made, as createService does its own: a misspelt
- * name or a wrong type would otherwise show up as a puzzling failure on some later request (or
- * on every TLS handshake). Returns the normalised mount prefix.
+ * Checks an adapter's service and options once, when it is made, as createService does its own: a
+ * misspelt name or a wrong type would otherwise show up as a puzzling failure on some later
+ * request (or on every TLS handshake). Returns the normalised mount prefix.
  */
-export function checkAdapterOptions(options: unknown, caller: string, known: readonly string[]): string {
-  if (options === undefined) return '';
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`${caller}: options must be an object`);
-  const given = options as Record<string, unknown>;
-  for (const name of Object.keys(given)) {
-    if (!known.includes(name)) throw new TypeError(`${caller}: unknown option "${name}"`);
+export function checkAdapterOptions(service: unknown, options: unknown, caller: string, known: readonly string[]): string {
+  // Checked here rather than on the first request, which would otherwise be a 500 for every client.
+  if (typeof service !== 'object' || service === null || typeof (service as Partial<Handler>).handle !== 'function') {
+    throw new TypeError(`${caller}: service must be a service from createService (an object with a handle() method)`);
   }
+  if (options === undefined) return '';
+  const given = knownOptions(options, caller, known);
   for (const name of ['onResponse', 'onClientError']) {
     if (given[name] !== undefined && typeof given[name] !== 'function') throw new TypeError(`${caller}: options.${name} must be a function`);
   }

@@ -31,7 +31,22 @@ export interface ResolvedOptions {
   readonly sourceMaxAgeMs: number;
 }
 
-const KNOWN = new Set(['db', 'clock', 'rateLimit', 'sources', 'logger', 'sourceTimeoutMs', 'sourceMaxAgeMs']);
+const KNOWN = ['db', 'clock', 'rateLimit', 'sources', 'logger', 'sourceTimeoutMs', 'sourceMaxAgeMs'] as const;
+
+/**
+ * The options object of a public function, checked to hold only names it knows: a misspelt
+ * option would otherwise be ignored without a word. Throws a TypeError naming `caller`.
+ */
+export function knownOptions(options: unknown, caller: string, known: readonly string[]): Readonly<Record<string, unknown>> {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`${caller}: options must be an object`);
+  }
+  const given = options as Record<string, unknown>;
+  for (const name of Object.keys(given)) {
+    if (!known.includes(name)) throw new TypeError(`${caller}: unknown option "${name}"`);
+  }
+  return given;
+}
 
 function milliseconds(value: unknown, name: string, fallback: number, minimum: number): number {
   if (value === undefined) return fallback;
@@ -64,7 +79,7 @@ const LAST_INSTANT_MS = 253_339_228_799_999;
 
 /**
  * One call at construction: a clock answering anything but epoch milliseconds from 1970 to the
- * end of 9997 would fail every request (microseconds or seconds by mistake, say).
+ * end of 9997 would fail every request (microseconds by mistake, say).
  */
 function answersEpochMs(clock: Clock): boolean {
   try {
@@ -97,13 +112,7 @@ function guarded(logger: Logger): Logger {
 
 /** Checks options once, at construction, with exact messages (documented in the README). */
 export function resolveOptions(options: unknown): ResolvedOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError('createService: options must be an object');
-  }
-  const given = options as Record<string, unknown>;
-  for (const name of Object.keys(given)) {
-    if (!KNOWN.has(name)) throw new TypeError(`createService: unknown option "${name}"`);
-  }
+  const given = knownOptions(options, 'createService', KNOWN);
   const { db, clock, rateLimit, sources, logger, sourceTimeoutMs, sourceMaxAgeMs } = given;
   if (!((typeof db === 'string' && db.length > 0) || isDatabase(db))) {
     throw new TypeError("createService: options.db must be a file path, ':memory:' or an open better-sqlite3 Database");

@@ -9,7 +9,7 @@ export interface ServiceRequest {
   /** Header names in any case; the service compares them case-insensitively. */
   readonly headers: Readonly<Record<string, HeaderValue>>;
   /** Raw body bytes (or text); absent, null or empty when there is none. */
-  readonly body?: Uint8Array | string | null;
+  readonly body?: Uint8Array | string | null | undefined;
 }
 
 /** Facts about a handled request for the host's own logs; never part of what a client is sent. */

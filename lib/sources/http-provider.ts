@@ -1,3 +1,4 @@
+import { knownOptions } from '../options.js';
 import type { ProviderItem, ProviderPublication, PublishRequest, SourceProvider } from './provider.js';
 
 const HTTP_SOURCE_TIMEOUT_MS = 5000;
@@ -48,6 +49,7 @@ export interface HttpSourceProvider extends SourceProvider {
  * HTTP Basic authentication (fetch refuses a URL holding them, and would log it whole).
  */
 export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}): HttpSourceProvider {
+  const given = knownOptions(options, 'httpSourceProvider', ['timeoutMs', 'maxBodyBytes']);
   const url = URL.canParse(String(baseUrl)) ? new URL(String(baseUrl)) : null;
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new TypeError('httpSourceProvider: baseUrl must be an http: or https: URL');
@@ -56,13 +58,16 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
   url.username = '';
   url.password = '';
   const base = url.toString();
-  const positive = (value: number | undefined, name: string, fallback: number): number => {
+  const positive = (name: string, fallback: number): number => {
+    const value = given[name];
     if (value === undefined) return fallback;
-    if (!Number.isInteger(value) || value < 1) throw new TypeError(`httpSourceProvider: options.${name} must be a positive integer`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+      throw new TypeError(`httpSourceProvider: options.${name} must be a positive integer`);
+    }
     return value;
   };
-  const timeoutMs = positive(options.timeoutMs, 'timeoutMs', HTTP_SOURCE_TIMEOUT_MS);
-  const maxBodyBytes = positive(options.maxBodyBytes, 'maxBodyBytes', HTTP_SOURCE_MAX_BODY_BYTES);
+  const timeoutMs = positive('timeoutMs', HTTP_SOURCE_TIMEOUT_MS);
+  const maxBodyBytes = positive('maxBodyBytes', HTTP_SOURCE_MAX_BODY_BYTES);
 
   async function call(url: string, init: RequestInit, signal: AbortSignal, accept: (status: number) => boolean): Promise<unknown> {
     const response = await fetch(url, {

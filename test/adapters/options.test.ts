@@ -23,6 +23,20 @@ function thrown(make: Make, options: unknown): string | undefined {
   return undefined;
 }
 
+t.test('ADAPTERS: something other than a service throws a TypeError when the adapter is made, not a 500 on every request', async (t) => {
+  const adapters: [string, (service: unknown) => unknown][] = [
+    ['toNodeHandler', (candidate) => toNodeHandler(candidate as typeof service)],
+    ['toFetchHandler', (candidate) => toFetchHandler(candidate as typeof service)],
+    ['createNodeServer', (candidate) => createNodeServer(candidate as typeof service)],
+  ];
+  for (const [caller, make] of adapters) {
+    for (const candidate of [undefined, null, {}, { handle: 'yes' }, () => undefined]) {
+      t.equal(thrown(() => make(candidate), undefined), `${caller}: service must be a service from createService (an object with a handle() method)`,
+        `${caller}(${String(candidate)})`);
+    }
+  }
+});
+
 t.test('ADAPTERS: a misspelt option or a wrong type throws a TypeError naming it, when the adapter is made', async (t) => {
   for (const [caller, make] of makers) {
     t.equal(thrown(make, { prefx: '/app' }), `${caller}: unknown option "prefx"`);

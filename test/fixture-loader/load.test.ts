@@ -361,8 +361,12 @@ t.test('FIXTURE: a file with a lone surrogate or U+0000 in a value is refused at
   t.match(String(name), /nul_character at offset 13/);
 });
 
-t.test('FIXTURE: options.now must be epoch milliseconds', async (t) => {
-  for (const now of [Number.NaN, Number.POSITIVE_INFINITY, -1]) {
-    t.throws(() => loadFixture(freshDb(), baseFixture(), { now }), new TypeError('loadFixture: options.now must be epoch milliseconds'), String(now));
+t.test('FIXTURE: options.now must be epoch milliseconds, and no other option is known', async (t) => {
+  for (const now of [Number.NaN, Number.POSITIVE_INFINITY, -1, '2026-11-16T10:00:00Z']) {
+    t.throws(() => loadFixture(freshDb(), baseFixture(), { now } as { now: number }), new TypeError('loadFixture: options.now must be epoch milliseconds'), String(now));
   }
+  t.throws(() => loadFixture(freshDb(), baseFixture(), { nw: 1 } as { now?: number }), new TypeError('loadFixture: unknown option "nw"'));
+  t.throws(() => loadFixture(freshDb(), baseFixture(), 5 as { now?: number }), new TypeError('loadFixture: options must be an object'));
+  t.throws(() => loadFixtureFile(freshDb(), '/nonexistent.json', { nw: 1 } as { now?: number }), new TypeError('loadFixtureFile: unknown option "nw"'),
+    'checked before the file is read');
 });

@@ -79,7 +79,8 @@ console.log(JSON.stringify(report));
 t.test('the generated .d.ts type a user program under NodeNext and strict, and internals have no types', async (tt) => {
   const dir = userProject();
   writeFileSync(join(dir, 'consumer.ts'), `
-import type { IncomingMessage, ServerResponse as NodeResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse as NodeResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import { createService, type Service, type ServiceOptions, type ServiceResponse } from 'worker-task-api';
 import { createNodeServer, toNodeHandler, type NodeHandlerOptions } from 'worker-task-api/node';
 import { toFetchHandler, type FetchHandlerOptions } from 'worker-task-api/fetch';
@@ -91,16 +92,21 @@ const listener: (req: IncomingMessage, res: NodeResponse) => void = toNodeHandle
 const fetchOptions: FetchHandlerOptions = { prefix: '/x', onResponse: (response, request) => [response.meta?.clientId, request.url] };
 const handler: (request: Request) => Promise<Response> = toFetchHandler(service, fetchOptions);
 const answer: ServiceResponse | Promise<ServiceResponse> = service.handle({ method: 'GET', url: '/api/v1/identity', headers: {} });
-createNodeServer(service, { tls: { cert: '', key: '' } });
+// With tls the server is typed as what it is, an https.Server (setSecureContext for certificate renewal).
+const secure: HttpsServer = createNodeServer(service, { tls: { cert: '', key: '' } });
+const plain: HttpServer = createNodeServer(service, { prefix: '/x' });
+// A body that may be missing, under exactOptionalPropertyTypes.
+const upload = undefined as Buffer | undefined;
+void service.handle({ method: 'POST', url: '/api/v1/tasks/1/notes', headers: {}, body: upload });
 // @ts-expect-error the prefix is a string
 toFetchHandler(service, { prefix: 1 });
 // @ts-expect-error internals are not exported, so they have no types either
 await import('worker-task-api/lib/service.js');
-export { listener, handler, answer };
+export { listener, handler, answer, secure, plain };
 `);
   const check = spawnSync(process.execPath, [
     TSC, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2023',
-    '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types'), '--verbatimModuleSyntax', 'consumer.ts',
+    '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types'), '--verbatimModuleSyntax', '--exactOptionalPropertyTypes', 'consumer.ts',
   ], { cwd: dir, encoding: 'utf8', env: buildEnv() });
   tt.equal(check.status, 0, `tsc: ${check.stdout}${check.stderr}`);
   for (const entry of ['dist/lib/index.d.ts', 'dist/adapters/node-http.d.ts', 'dist/adapters/fetch.d.ts']) {

@@ -174,5 +174,9 @@ t.test('SOURCES: httpSourceProvider refuses a base that is no http(s) URL and li
     t.throws(() => httpSourceProvider('https://tracker.example/items/', { [name]: value } as { timeoutMs?: number }),
       new TypeError(`httpSourceProvider: options.${name} must be a positive integer`), `${name} ${String(value)}`);
   }
+  t.throws(() => httpSourceProvider('https://tracker.example/items/', { timeout: 5 } as { timeoutMs?: number }),
+    new TypeError('httpSourceProvider: unknown option "timeout"'), 'a misspelt option');
+  t.throws(() => httpSourceProvider('https://tracker.example/items/', 'fast' as { timeoutMs?: number }),
+    new TypeError('httpSourceProvider: options must be an object'));
   t.doesNotThrow(() => httpSourceProvider('http://127.0.0.1:9/items/', { timeoutMs: 1, maxBodyBytes: 1 }));
 });
