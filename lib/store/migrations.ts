@@ -37,6 +37,18 @@ export function migrate(db: Db, schemaSql: string): void {
         'it looks like another application\'s database: give the service a database of its own',
     );
   }
+  if (!ours) {
+    // CREATE TABLE IF NOT EXISTS would keep a table of the same name and fail later on a column.
+    const names = new Set([...schemaSql.matchAll(/CREATE TABLE IF NOT EXISTS (\w+)/g)].map((match) => match[1]));
+    const taken = (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").pluck().all() as string[])
+      .filter((name) => names.has(name));
+    if (taken.length > 0) {
+      throw new Error(
+        `worker-task-api: the database already has a table named ${taken.map((name) => `"${name}"`).join(', ')} that is not this service's; ` +
+          'it looks like another application\'s database: give the service a database of its own',
+      );
+    }
+  }
   if (current > SCHEMA_VERSION) {
     throw new Error(
       `worker-task-api: the database has schema version ${current}, newer than this release's ${SCHEMA_VERSION}; ` +

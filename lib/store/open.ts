@@ -41,11 +41,15 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
     if (settle) {
       handle.pragma('foreign_keys = ON');
       handle.pragma('busy_timeout = 5000');
-      if (!handle.memory) handle.pragma('journal_mode = WAL');
       handle.pragma('synchronous = FULL');
     }
     migrate(handle, schemaSql());
-    if (settle) prepared.add(handle);
+    if (settle) {
+      // After the migration, which refuses another application's database: its file stays in the
+      // journal mode it had.
+      if (!handle.memory) handle.pragma('journal_mode = WAL');
+      prepared.add(handle);
+    }
   } catch (error) {
     if (owned) handle.close();
     throw error;

@@ -1,5 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { openDatabase } from '../../lib/store/open.js';
 import { SCHEMA_VERSION } from '../../lib/store/migrations.js';
 
@@ -99,4 +100,29 @@ t.test('SCHEMA: another application\'s database (a user_version but none of the 
     t.equal(version(db), appVersion, 'its version is not stamped over');
     t.equal(db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get(), 1, 'nothing created');
   }
+});
+
+t.test('SCHEMA: a database without versioning holding a table of the service\'s name (another application\'s "tasks") is refused by name and left as it was', async (t) => {
+  const path = join(t.testdir(), 'host.sqlite');
+  const db = new Database(path);
+  t.teardown(() => db.close());
+  db.exec("CREATE TABLE tasks (id INTEGER PRIMARY KEY, what TEXT); CREATE TABLE users (id INTEGER PRIMARY KEY); INSERT INTO tasks (what) VALUES ('host row')");
+  t.throws(() => openDatabase(db), {
+    message: 'worker-task-api: the database already has a table named "tasks" that is not this service\'s; ' +
+      'it looks like another application\'s database: give the service a database of its own',
+  });
+  t.equal(version(db), 0, 'no version stamped');
+  t.strictSame(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all(), ['tasks', 'users'], 'nothing created');
+  t.equal(db.pragma('journal_mode', { simple: true }), 'delete', 'its journal mode kept');
+});
+
+t.test('SCHEMA: a database with only tables of other names gets the schema beside them, in WAL mode', async (t) => {
+  const path = join(t.testdir(), 'shared.sqlite');
+  const db = new Database(path);
+  t.teardown(() => db.close());
+  db.exec('CREATE TABLE invoices (id INTEGER PRIMARY KEY)');
+  openDatabase(db);
+  t.equal(version(db), SCHEMA_VERSION);
+  t.ok(columns(db, 'tasks').includes('organisation_id'));
+  t.equal(db.pragma('journal_mode', { simple: true }), 'wal');
 });
