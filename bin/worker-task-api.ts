@@ -166,7 +166,12 @@ async function openDb(dbOption: string | undefined, mustExist = false): Promise<
   const file = path === ':memory:' ? undefined : resolve(path);
   const existed = file === undefined || existsSync(file);
   if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
-  const { openDatabase } = await import('../lib/store/open.js');
+  const { fileHoldsServiceSchema, openDatabase } = await import('../lib/store/open.js');
+  // Managing clients of a file that is not yet the service's (a mistyped --db that hit another
+  // application's database, say) would install the schema in it: looked at read-only first.
+  if (mustExist && file !== undefined && !fileHoldsServiceSchema(file)) {
+    throw new CommandError(`${path} is not a worker-task-api database (serve or load creates one)`);
+  }
   let createdDirectory: string | undefined;
   const removeCreated = (): void => {
     if (file === undefined || existed) return;
@@ -693,6 +698,11 @@ async function main(argv: string[]): Promise<void> {
 function isParseArgsError(error: unknown): error is Error {
   return error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS');
 }
+
+// A reader of the output that goes away (`serve | head -1`, a log shipper that dies) must not take
+// the server down with it: node would throw EPIPE as an unhandled 'error' event. What cannot be
+// written is lost; the API keeps answering.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
 
 main(process.argv.slice(2)).catch(async (error: unknown) => {
   if (error instanceof UsageError || isParseArgsError(error)) {

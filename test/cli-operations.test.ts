@@ -360,3 +360,17 @@ t.test('serve: a certificate and key that do not go together are named in words 
   }
   tt.notOk(existsSync(dbPath), 'no database was created');
 });
+
+t.test('serve keeps serving when the reader of its output goes away (serve | head -1), and still stops cleanly', async (tt) => {
+  const { child, base } = await serve(tt, ['--db', fixtureDatabase(tt)]);
+  // What `head -1` does after the first line: the read ends of stdout and stderr close.
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    // Each answer writes a request log line to the closed pipe.
+    tt.equal((await fetch(`${base}/api/v1/identity`, { headers: AUTH })).status, 200, `request ${attempt + 1} answered`);
+  }
+  tt.equal((await fetch(`${base}/healthz`)).status, 200);
+  child.kill('SIGTERM');
+  tt.same(await exited(child), { code: 0, signal: null }, 'exit 0 on SIGTERM');
+});

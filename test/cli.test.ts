@@ -205,6 +205,15 @@ t.test('client create prints a wta_ token once and stores only its hash', async 
   const refused = await run(['client', 'create', '--org', '1', '--name', 'x', '--sponsor', '10', '--scope', 'tasks:read', '--db', path]);
   tt.equal(refused.code, 1);
   tt.match(refused.stderr, /^error: sponsor 10 is not a human$/m);
+
+  // An inactive organisation's clients all get 401: a token made for one could never work.
+  const retire = new Database(path);
+  retire.prepare('UPDATE organisations SET is_active = 0 WHERE id = 1').run();
+  retire.close();
+  const retired = await run(['client', 'create', '--org', '1', '--name', 'x', '--sponsor', '11', '--scope', 'tasks:read', '--db', path]);
+  tt.equal(retired.code, 1);
+  tt.match(retired.stderr, /^error: organisation 1 is not active$/m);
+  tt.notMatch(retired.stdout, /token:/, 'no token is handed out');
 });
 
 t.test('client rotate invalidates the old token', async (tt) => {
@@ -248,6 +257,29 @@ t.test('client commands on a missing database exit 1 naming it and create no fil
     tt.match(result.stderr, /^error: no database at .*typo\.sqlite \(serve or load creates one\)$/m, `client ${args[0] ?? ''}: names the file`);
     tt.notOk(existsSync(missing), `client ${args[0] ?? ''}: no database is created`);
   }
+});
+
+t.test('client commands on another application\'s database (or an empty file) exit 1 naming it and change nothing', async (tt) => {
+  const dir = tt.testdir();
+  const other = join(dir, 'other.sqlite');
+  const foreign = new Database(other);
+  foreign.exec('CREATE TABLE foo (x)');
+  foreign.close();
+  const empty = join(dir, 'empty.sqlite');
+  writeFileSync(empty, '');
+  for (const file of [other, empty]) {
+    for (const args of [['list'], ['create', '--org', '1', '--name', 'x', '--sponsor', '11', '--scope', 'tasks:read'], ['revoke', '100']]) {
+      const result = await run(['client', ...args, '--db', file]);
+      tt.equal(result.code, 1, `client ${args[0] ?? ''}: exit 1`);
+      tt.match(result.stderr, /^error: .*\.sqlite is not a worker-task-api database \(serve or load creates one\)$/m, `client ${args[0] ?? ''}: says so`);
+    }
+  }
+  const after = new Database(other, { readonly: true });
+  tt.strictSame(after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(), ['foo'], 'no table installed');
+  tt.equal(after.pragma('user_version', { simple: true }), 0);
+  tt.equal(after.pragma('journal_mode', { simple: true }), 'delete');
+  after.close();
+  tt.equal(readFileSync(empty).length, 0, 'the empty file stays empty');
 });
 
 t.test('backup under a directory that cannot be created fails at once and leaves nothing', { skip: existsSync('/proc/self') ? false : 'no /proc' }, async (tt) => {

@@ -71,7 +71,7 @@ function summary(row: ClientRow): ClientSummary {
  */
 export function adminClients(db: Db, options: { now?: () => number } = {}) {
   const now = options.now ?? Date.now;
-  const organisationExists = db.prepare<[number], { id: number }>('SELECT id FROM organisations WHERE id = ?');
+  const organisationById = db.prepare<[number], { isActive: number }>('SELECT is_active AS isActive FROM organisations WHERE id = ?');
   const staffById = db.prepare<[number], StaffRow>(
     'SELECT organisation_id AS organisationId, kind, is_active AS isActive FROM staff WHERE id = ?',
   );
@@ -98,9 +98,10 @@ export function adminClients(db: Db, options: { now?: () => number } = {}) {
   const create = db.transaction((client: NewClient): { client: ClientSummary; token: string } => {
     const name = client.name.trim();
     if (name === '') throw new AdminError('the client name must not be empty');
-    if (organisationExists.get(client.organisationId) === undefined) {
-      throw new AdminError(`no organisation ${client.organisationId}`);
-    }
+    const organisation = organisationById.get(client.organisationId);
+    if (organisation === undefined) throw new AdminError(`no organisation ${client.organisationId}`);
+    // Its clients are refused (401) while it is inactive: a token made now could not work.
+    if (organisation.isActive !== 1) throw new AdminError(`organisation ${client.organisationId} is not active`);
     const sponsor = staffById.get(client.sponsorId);
     if (sponsor === undefined || sponsor.organisationId !== client.organisationId) {
       throw new AdminError(`sponsor ${client.sponsorId} is not a staff member of organisation ${client.organisationId}`);

@@ -130,7 +130,10 @@ export function parsePublished(value: unknown): string | null {
  */
 export function describeFailure(error: unknown): string {
   try {
-    return error instanceof Error ? String(error.message) : String(error);
+    if (!(error instanceof Error)) return String(error);
+    // fetch rejects with "fetch failed" alone: what went wrong (refused, DNS, TLS) is its cause.
+    const cause: unknown = error.cause;
+    return cause instanceof Error ? `${String(error.message)}: ${String(cause.message)}` : String(error.message);
   } catch {
     return 'a failure that cannot be described';
   }

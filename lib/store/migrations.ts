@@ -22,15 +22,20 @@ function addColumnIfMissing(db: Db, table: string, column: string, definition: s
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, migration) => Math.max(latest, migration.version), 1);
 
+/** Whether the database holds this service's schema, of any version: every version has this table. */
+export function holdsServiceSchema(db: Db): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'source_publications'").get() !== undefined;
+}
+
 /**
  * Brings a database to SCHEMA_VERSION in one transaction. `schemaSql` is applied first: on a new
  * database it is the whole schema; on an older one it adds what is new and harmless.
  */
 export function migrate(db: Db, schemaSql: string): void {
   const current = db.pragma('user_version', { simple: true }) as number;
-  // Every version of the schema has this table. A version without it is another application's
-  // numbering, which stamping ours over would corrupt.
-  const ours = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'source_publications'").get() !== undefined;
+  // A version without the service's schema is another application's numbering, which stamping
+  // ours over would corrupt.
+  const ours = holdsServiceSchema(db);
   if (current !== 0 && !ours) {
     throw new Error(
       `worker-task-api: the database has user_version ${current} but none of this service's tables; ` +

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createPrivateFile, makeParents } from './files.js';
-import { migrate } from './migrations.js';
+import { holdsServiceSchema, migrate } from './migrations.js';
 import { packageFile } from './package-files.js';
 
 export type Db = Database.Database;
@@ -55,6 +55,22 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
     throw error;
   }
   return { db: handle, owned };
+}
+
+/**
+ * Whether the file at `path` holds the service's schema, looked at read-only so that nothing is
+ * changed. A file SQLite cannot read counts as holding it: openDatabase then says what is wrong.
+ */
+export function fileHoldsServiceSchema(path: string): boolean {
+  let db: Db | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    return holdsServiceSchema(db);
+  } catch {
+    return true;
+  } finally {
+    db?.close();
+  }
 }
 
 /**

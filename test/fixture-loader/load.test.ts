@@ -200,6 +200,10 @@ t.test('FIXTURE: a fixture file loads like the object', async (t) => {
   writeFileSync(file, JSON.stringify(baseFixture()));
   const db = freshDb();
   t.equal(loadFixtureFile(db, file).tasks, 12);
+  // Saved by an editor that writes a UTF-8 byte order mark first.
+  const marked = join(dir, 'bom.json');
+  writeFileSync(marked, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(baseFixture()))]));
+  t.equal(loadFixtureFile(freshDb(), marked).tasks, 12, 'a leading byte order mark is ignored');
 });
 
 t.test('FIXTURE: two claims whose tokens differ only in case are rejected naming the second', async (t) => {

@@ -43,6 +43,7 @@ t.test('the systemd unit runs the built server as its own user with a writable d
   tt.equal(one('ReadWritePaths'), '/var/lib/worker-task-api', 'the database directory is the one writable path');
   tt.equal(one('StateDirectory'), 'worker-task-api', 'systemd creates it for the service user');
   tt.equal(one('KillSignal'), 'SIGTERM', 'the signal serve shuts down cleanly on');
+  tt.equal(one('EnvironmentFile'), '-/etc/worker-task-api/env', 'secrets go in an optional environment file, not the world-readable unit');
 });
 
 const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });

@@ -1,6 +1,7 @@
 import t from 'tap';
+import { createServer, type AddressInfo } from 'node:net';
 import { httpSourceProvider } from '../../lib/sources/http-provider.js';
-import { parsePublished, parseSnapshot } from '../../lib/sources/provider.js';
+import { describeFailure, parsePublished, parseSnapshot } from '../../lib/sources/provider.js';
 import { withDeadline } from '../../lib/sources/timeout.js';
 import { manualClock } from '../../lib/time/clock.js';
 import { stubTracker } from '../helpers/stub-tracker.js';
@@ -179,4 +180,19 @@ t.test('SOURCES: httpSourceProvider refuses a base that is no http(s) URL and li
   t.throws(() => httpSourceProvider('https://tracker.example/items/', 'fast' as { timeoutMs?: number }),
     new TypeError('httpSourceProvider: options must be an object'));
   t.doesNotThrow(() => httpSourceProvider('http://127.0.0.1:9/items/', { timeoutMs: 1, maxBodyBytes: 1 }));
+});
+
+t.test('SOURCES: a failure is logged with its cause, so a refused connection says so rather than only "fetch failed"', async (t) => {
+  t.equal(describeFailure(new TypeError('fetch failed', { cause: new Error('getaddrinfo ENOTFOUND tracker.invalid') })),
+    'fetch failed: getaddrinfo ENOTFOUND tracker.invalid');
+  t.equal(describeFailure(new Error('plain')), 'plain');
+  t.equal(describeFailure('a string'), 'a string');
+  // A real refused connection: a port that was just given up.
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const provider = httpSourceProvider(`http://127.0.0.1:${port}/items/`);
+  const refused = await Promise.resolve(provider.refresh('T-1', new AbortController().signal)).then(() => null, (error: unknown) => error);
+  t.match(describeFailure(refused), /^fetch failed: .*ECONNREFUSED/);
 });
