@@ -1,6 +1,6 @@
 import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceRequest, ServiceResponse } from '../lib/http/types.js';
-import { knownOptions } from '../lib/options.js';
+import { knownOptions } from '../lib/option-names.js';
 
 /** Anything with the service's `handle`. */
 export interface Handler {

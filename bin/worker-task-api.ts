@@ -461,7 +461,11 @@ function stopOnSignals(server: Server, service: Service, db: Db): () => boolean 
   return () => stopping;
 }
 
+/** Set once `serve` runs: from then on lost output is the log's loss, not the command's failure. */
+let serving = false;
+
 async function serve(args: string[]): Promise<void> {
+  serving = true;
   const { values } = parseArgs({ args, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
   checkFlags(args, SERVE_OPTIONS);
   if (values.help === true) {
@@ -701,8 +705,13 @@ function isParseArgsError(error: unknown): error is Error {
 
 // A reader of the output that goes away (`serve | head -1`, a log shipper that dies) must not take
 // the server down with it: node would throw EPIPE as an unhandled 'error' event. What cannot be
-// written is lost; the API keeps answering.
-for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+// written is lost; the API keeps answering. A one-shot command whose output is lost (a new token,
+// say) has failed, though: it exits 1, without the stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', () => {
+    if (!serving) process.exitCode = 1;
+  });
+}
 
 main(process.argv.slice(2)).catch(async (error: unknown) => {
   if (error instanceof UsageError || isParseArgsError(error)) {

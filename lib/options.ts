@@ -2,6 +2,7 @@ import type { Logger } from './logger.js';
 import type { SourceProvider } from './sources/provider.js';
 import { isDatabase, type Db } from './store/open.js';
 import { systemClock, type Clock } from './time/clock.js';
+import { knownOptions } from './option-names.js';
 
 /** Options of `createService`. */
 export interface ServiceOptions {
@@ -33,20 +34,6 @@ export interface ResolvedOptions {
 
 const KNOWN = ['db', 'clock', 'rateLimit', 'sources', 'logger', 'sourceTimeoutMs', 'sourceMaxAgeMs'] as const;
 
-/**
- * The options object of a public function, checked to hold only names it knows: a misspelt
- * option would otherwise be ignored without a word. Throws a TypeError naming `caller`.
- */
-export function knownOptions(options: unknown, caller: string, known: readonly string[]): Readonly<Record<string, unknown>> {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`${caller}: options must be an object`);
-  }
-  const given = options as Record<string, unknown>;
-  for (const name of Object.keys(given)) {
-    if (!known.includes(name)) throw new TypeError(`${caller}: unknown option "${name}"`);
-  }
-  return given;
-}
 
 function milliseconds(value: unknown, name: string, fallback: number, minimum: number): number {
   if (value === undefined) return fallback;

@@ -1,6 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { adminClients } from '../lib/admin/clients.js';
@@ -9,7 +9,7 @@ import { loadFixtureFile } from '../lib/fixtures/load.js';
 import { createService } from '../lib/service.js';
 import { openDatabase } from '../lib/store/open.js';
 import type { TapTest } from './helpers/api.js';
-import { exited, ROOT, run, serve } from './helpers/cli.js';
+import { exited, ROOT, run, serve, start } from './helpers/cli.js';
 
 const DEMO = join(ROOT, 'fixtures', 'demo.json');
 const DEMO_AGENT = 'wta_demo_ada_3f9c2b7e8d1a4c6b';
@@ -216,6 +216,18 @@ t.test('client create prints a wta_ token once and stores only its hash', async 
   tt.notMatch(retired.stdout, /token:/, 'no token is handed out');
 });
 
+t.test('client create whose output nobody reads (| head -0) exits 1 without a stack trace: the token went nowhere', async (tt) => {
+  const path = demoDatabase(tt);
+  const child = start(['client', 'create', '--org', '1', '--name', 'lost', '--sponsor', '11', '--scope', 'tasks:read', '--db', path]);
+  child.stdout?.destroy();
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  tt.same(await exited(child), { code: 1, signal: null });
+  tt.notMatch(stderr, /at .*\.js:\d+/, 'no stack trace');
+});
+
 t.test('client rotate invalidates the old token', async (tt) => {
   const path = demoDatabase(tt);
   const result = await run(['client', 'rotate', '100', '--db', path]);
@@ -265,9 +277,15 @@ t.test('client commands on another application\'s database (or an empty file) ex
   const foreign = new Database(other);
   foreign.exec('CREATE TABLE foo (x)');
   foreign.close();
+  // And one in WAL mode, where a careless look would leave -wal and -shm files beside it.
+  const walled = join(dir, 'walled.sqlite');
+  const inWal = new Database(walled);
+  inWal.pragma('journal_mode = WAL');
+  inWal.exec('CREATE TABLE bar (x)');
+  inWal.close();
   const empty = join(dir, 'empty.sqlite');
   writeFileSync(empty, '');
-  for (const file of [other, empty]) {
+  for (const file of [other, empty, walled]) {
     for (const args of [['list'], ['create', '--org', '1', '--name', 'x', '--sponsor', '11', '--scope', 'tasks:read'], ['revoke', '100']]) {
       const result = await run(['client', ...args, '--db', file]);
       tt.equal(result.code, 1, `client ${args[0] ?? ''}: exit 1`);
@@ -280,6 +298,7 @@ t.test('client commands on another application\'s database (or an empty file) ex
   tt.equal(after.pragma('journal_mode', { simple: true }), 'delete');
   after.close();
   tt.equal(readFileSync(empty).length, 0, 'the empty file stays empty');
+  tt.strictSame(readdirSync(dir).sort(), ['empty.sqlite', 'other.sqlite', 'walled.sqlite'], 'no -wal, -shm or journal files left beside them');
 });
 
 t.test('backup under a directory that cannot be created fails at once and leaves nothing', { skip: existsSync('/proc/self') ? false : 'no /proc' }, async (tt) => {

@@ -165,7 +165,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
   }
 
   /**
-   * Reads (GET) wait for an open write batch to end and then see only committed rows; they
+   * Reads (GET, HEAD) wait for an open write batch to end and then see only committed rows; they
    * cannot join it, as writes do, since a read does not change anything to commit.
    */
   return function handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {
@@ -289,8 +289,9 @@ function assertMayCall(operation: OperationSpec, principal: Principal): void {
 function isRead(request: ServiceRequest): boolean {
   try {
     const method: unknown = typeof request === 'object' && request !== null ? request.method : undefined;
-    // HEAD is refused (405, contract 1) whatever the data: no reason to wait for a batch.
-    return method === 'GET';
+    // HEAD is refused (405, contract 1), but an answer made during a batch waits for it anyway
+    // (and a batch rolled back would turn it into a 503): waiting first keeps it a plain 405.
+    return method === 'GET' || method === 'HEAD';
   } catch {
     return false;
   }

@@ -1,4 +1,4 @@
-import { knownOptions } from '../options.js';
+import { knownOptions } from '../option-names.js';
 import type { ProviderItem, ProviderPublication, PublishRequest, SourceProvider } from './provider.js';
 
 const HTTP_SOURCE_TIMEOUT_MS = 5000;

@@ -124,6 +124,19 @@ export function parsePublished(value: unknown): string | null {
 }
 
 /**
+ * An error's own words. Connecting to a host with several addresses fails with an AggregateError
+ * whose message is empty: the attempts' messages say what happened.
+ */
+function errorText(error: Error): string {
+  if (error.message !== '') return String(error.message);
+  if (error instanceof AggregateError) {
+    return error.errors.map((each: unknown) => (each instanceof Error ? each.message : String(each))).join('; ');
+  }
+  const code: unknown = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : error.name;
+}
+
+/**
  * A provider's failure as text for the log. Provider code may reject with anything, including
  * values that refuse to become strings (an object without a prototype, an Error whose message
  * getter throws): describing the failure must not become a failure of its own.
@@ -133,7 +146,7 @@ export function describeFailure(error: unknown): string {
     if (!(error instanceof Error)) return String(error);
     // fetch rejects with "fetch failed" alone: what went wrong (refused, DNS, TLS) is its cause.
     const cause: unknown = error.cause;
-    return cause instanceof Error ? `${String(error.message)}: ${String(cause.message)}` : String(error.message);
+    return cause instanceof Error ? `${String(error.message)}: ${errorText(cause)}` : String(error.message);
   } catch {
     return 'a failure that cannot be described';
   }

@@ -28,6 +28,22 @@ export function holdsServiceSchema(db: Db): boolean {
 }
 
 /**
+ * Refuses a database that already has a table (or view) of one of the schema's names without
+ * being the service's: CREATE TABLE IF NOT EXISTS would keep it and fail later on a column.
+ */
+function refuseTakenNames(db: Db, schemaSql: string): void {
+  const names = new Set([...schemaSql.matchAll(/CREATE TABLE IF NOT EXISTS (\w+)/g)].map((match) => match[1]));
+  const taken = (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").pluck().all() as string[])
+    .filter((name) => names.has(name));
+  if (taken.length > 0) {
+    throw new Error(
+      `worker-task-api: the database already has a table named ${taken.map((name) => `"${name}"`).join(', ')} that is not this service's; ` +
+        'it looks like another application\'s database: give the service a database of its own',
+    );
+  }
+}
+
+/**
  * Brings a database to SCHEMA_VERSION in one transaction. `schemaSql` is applied first: on a new
  * database it is the whole schema; on an older one it adds what is new and harmless.
  */
@@ -42,18 +58,6 @@ export function migrate(db: Db, schemaSql: string): void {
         'it looks like another application\'s database: give the service a database of its own',
     );
   }
-  if (!ours) {
-    // CREATE TABLE IF NOT EXISTS would keep a table of the same name and fail later on a column.
-    const names = new Set([...schemaSql.matchAll(/CREATE TABLE IF NOT EXISTS (\w+)/g)].map((match) => match[1]));
-    const taken = (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").pluck().all() as string[])
-      .filter((name) => names.has(name));
-    if (taken.length > 0) {
-      throw new Error(
-        `worker-task-api: the database already has a table named ${taken.map((name) => `"${name}"`).join(', ')} that is not this service's; ` +
-          'it looks like another application\'s database: give the service a database of its own',
-      );
-    }
-  }
   if (current > SCHEMA_VERSION) {
     throw new Error(
       `worker-task-api: the database has schema version ${current}, newer than this release's ${SCHEMA_VERSION}; ` +
@@ -66,6 +70,8 @@ export function migrate(db: Db, schemaSql: string): void {
   }
   const fresh = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n === 0;
   db.transaction(() => {
+    // Judged under the write lock: another process may have created the schema since `ours` was read.
+    if (!holdsServiceSchema(db)) refuseTakenNames(db, schemaSql);
     db.exec(schemaSql);
     // A database created before versioning is version 1; a new one already has everything.
     const from = fresh ? SCHEMA_VERSION : Math.max(current, 1);

@@ -58,13 +58,15 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
 }
 
 /**
- * Whether the file at `path` holds the service's schema, looked at read-only so that nothing is
- * changed. A file SQLite cannot read counts as holding it: openDatabase then says what is wrong.
+ * Whether the file at `path` holds the service's schema, looked at without writing anything. A
+ * file SQLite cannot read counts as holding it: openDatabase then says what is wrong.
  */
 export function fileHoldsServiceSchema(path: string): boolean {
   let db: Db | undefined;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    // Not `readonly`: on a database in WAL mode a read-only connection creates -wal and -shm files
+    // and cannot remove them; this one, the last to close, takes them away again.
+    db = new Database(path, { fileMustExist: true });
     return holdsServiceSchema(db);
   } catch {
     return true;

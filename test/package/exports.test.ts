@@ -169,3 +169,16 @@ t.test('every command in package.json bin is executable after a build and runs o
     tt.match(run.stdout, /^Usage: worker-task-api /);
   }
 });
+
+t.test('the adapters load without the store: importing worker-task-api/fetch or /node loads no better-sqlite3', async (tt) => {
+  const script = `
+import { createRequire } from 'node:module';
+await import(${JSON.stringify(join(ROOT, 'dist', 'adapters', 'fetch.js'))});
+await import(${JSON.stringify(join(ROOT, 'dist', 'adapters', 'node-http.js'))});
+const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => path.includes('better-sqlite3'));
+process.stdout.write(String(loaded.length));
+`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: buildEnv() });
+  tt.equal(run.status, 0, run.stderr);
+  tt.equal(run.stdout, '0', 'a fetch host (or an edge runtime) pays for no native addon it does not use');
+});

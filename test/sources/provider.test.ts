@@ -186,6 +186,11 @@ t.test('SOURCES: a failure is logged with its cause, so a refused connection say
   t.equal(describeFailure(new TypeError('fetch failed', { cause: new Error('getaddrinfo ENOTFOUND tracker.invalid') })),
     'fetch failed: getaddrinfo ENOTFOUND tracker.invalid');
   t.equal(describeFailure(new Error('plain')), 'plain');
+  // Several addresses (::1 and 127.0.0.1, say), each refused: node's AggregateError has no message of its own.
+  const both = new AggregateError([new Error('connect ECONNREFUSED ::1:8080'), new Error('connect ECONNREFUSED 127.0.0.1:8080')], '');
+  t.equal(describeFailure(new TypeError('fetch failed', { cause: both })),
+    'fetch failed: connect ECONNREFUSED ::1:8080; connect ECONNREFUSED 127.0.0.1:8080');
+  t.equal(describeFailure(new TypeError('fetch failed', { cause: Object.assign(new Error(''), { code: 'ECONNRESET' }) })), 'fetch failed: ECONNRESET');
   t.equal(describeFailure('a string'), 'a string');
   // A real refused connection: a port that was just given up.
   const server = createServer();
