@@ -160,7 +160,10 @@ export function sourceRefresher(options: RefreshOptions) {
     /** Refreshes the given items now and applies what came back. */
     async refresh(items: readonly SourceItemRow[], now: () => number): Promise<RefreshResult> {
       // Providers run outside any transaction of the service: a claim made while a write batch
-      // is open waits for its commit, so a provider never sees (or joins) uncommitted rows.
+      // is open waits for its commit, so a provider never sees (or joins) uncommitted rows. The
+      // offer and waiting lists ask from inside their read transaction, which ends when their
+      // synchronous part returns: one turn of the microtask queue, and it has.
+      await Promise.resolve();
       const unique = [...new Map(items.map((item) => [item.id, item])).values()];
       const outcomes = await outsideBatch(options.batches, () => {
         if (options.closed()) throw new Error('the service was closed before a source refresh');

@@ -252,6 +252,26 @@ t.test('SOURCES: a claim made while a write batch is open calls its provider onl
   t.equal(inTransaction, false, 'its provider ran outside any transaction');
 });
 
+t.test('SOURCES: the offer and waiting lists call a provider after their read transaction, never inside it', async (t) => {
+  const seen: boolean[] = [];
+  let db: Harness['db'] | undefined;
+  // Synchronous, so the whole call would run inside whatever transaction its caller had open.
+  const watching: SourceProvider = {
+    refresh: () => {
+      seen.push(db?.inTransaction ?? true);
+      return { title: 'Watched' };
+    },
+    publish: () => ({ ref: 'r' }),
+  };
+  const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'watching', itemId: 'W-1' }] }, service: { sources: { watching } } });
+  db = h.db;
+  t.equal((await h.call('GET', `${API}/tasks/available`)).status, 200);
+  h.clock.advance(15_000);
+  t.equal((await h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': await etagOf(h, 1) }, body: { isWaiting: true } })).status, 204);
+  t.equal((await h.call('GET', `${API}/tasks/waiting`)).status, 200);
+  t.strictSame(seen, [false, false], 'both lists refreshed the item outside any transaction');
+});
+
 /**
  * Task 1 linked to a provider that answers only when the test says. `claimWaiting` starts a claim
  * of task 1 and resolves once the claim waits on the provider, with `answer` to let it go on.
