@@ -1,8 +1,8 @@
 import type { Logger } from './logger.js';
+import { knownOptions } from './option-names.js';
 import type { SourceProvider } from './sources/provider.js';
 import { isDatabase, type Db } from './store/open.js';
 import { systemClock, type Clock } from './time/clock.js';
-import { knownOptions } from './option-names.js';
 
 /** Options of `createService`. */
 export interface ServiceOptions {
@@ -33,7 +33,6 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = ['db', 'clock', 'rateLimit', 'sources', 'logger', 'sourceTimeoutMs', 'sourceMaxAgeMs'] as const;
-
 
 function milliseconds(value: unknown, name: string, fallback: number, minimum: number): number {
   if (value === undefined) return fallback;
