@@ -162,9 +162,11 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
         headers: headersOf(req),
         body,
       });
-      const locationPrefix = `${hostMount(req)}${prefix}`;
-      if (result instanceof Promise) void result.then((response) => answer(mountedResponse(response, locationPrefix)));
-      else answer(mountedResponse(result, locationPrefix));
+      // The host's mount is looked up only for the rare answer with a Location.
+      const mounted = (response: ServiceResponse): ServiceResponse =>
+        response.headers['location'] === undefined ? response : mountedResponse(response, `${hostMount(req)}${prefix}`);
+      if (result instanceof Promise) void result.then((response) => answer(mounted(response)));
+      else answer(mounted(result));
     };
 
     if (declaredLength(req) > MAX_BODY_BYTES) {

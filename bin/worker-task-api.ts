@@ -168,7 +168,7 @@ async function openDb(dbOption: string | undefined, mustExist = false): Promise<
   if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
   const { fileHoldsServiceSchema, openDatabase } = await import('../lib/store/open.js');
   // Managing clients of a file that is not yet the service's (a mistyped --db that hit another
-  // application's database, say) would install the schema in it: looked at read-only first.
+  // application's database, say) would install the schema in it: looked at first, writing nothing.
   if (mustExist && file !== undefined && !fileHoldsServiceSchema(file)) {
     throw new CommandError(`${path} is not a worker-task-api database (serve or load creates one)`);
   }
