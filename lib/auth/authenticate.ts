@@ -1,7 +1,7 @@
 import { ServiceError } from '../domain/errors.js';
 import type { ClientStatements } from '../store/clients.js';
 import { isScope, SCOPES, type Scope } from './scopes.js';
-import { hashToken } from './token.js';
+import { hashToken, TOKEN_CHARACTERS } from './token.js';
 
 /** The authenticated caller. */
 export interface Principal {
@@ -28,7 +28,7 @@ export function workerOf(principal: Principal): Worker {
   return principal.resource;
 }
 
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const BEARER = new RegExp(`^Bearer +(${TOKEN_CHARACTERS}) *$`, 'i');
 
 /** How many verified credentials a service keeps in memory (a full cache starts over). */
 const CREDENTIAL_CACHE_SIZE = 10_000;

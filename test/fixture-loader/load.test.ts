@@ -212,6 +212,30 @@ t.test('FIXTURE: two claims whose tokens differ only in case are rejected naming
   }, 'claims[1].token');
 });
 
+t.test('FIXTURE: a client token is any visible ASCII without spaces, however short, and works as written in Authorization: Bearer', async (t) => {
+  const tokens = ['a', 'acme:ada', 'tok!"#$%&\'()*,;<>?@[\\]^`{|}', 'x'.repeat(512)];
+  const db = freshDb();
+  const fixture = baseFixture();
+  const template = fixture.clients[0] as Record<string, unknown>;
+  fixture.clients.push(...tokens.map((token, index) => ({ ...template, id: 900 + index, name: `short-${index}`, token })));
+  loadFixture(db, fixture);
+  const service = createService({ db });
+  for (const [index, token] of tokens.entries()) {
+    const identity = await service.handle({ method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${token}` } });
+    t.equal(identity.status, 200, `${token.slice(0, 20)} authenticates`);
+    t.match(JSON.parse(identity.body ?? '{}'), { clientId: 900 + index, clientName: `short-${index}` });
+  }
+});
+
+t.test('FIXTURE: a client token that Authorization: Bearer could not carry (empty, a space, non-ASCII, over 512 characters) is refused, saying why', async (t) => {
+  for (const token of ['', 'acme ada', 'adé', 'tab\there', 'x'.repeat(513)]) {
+    expectFixtureError(t, (f) => { f.clients[0]!['token'] = token; }, 'clients[0].token');
+  }
+  const fixture = baseFixture();
+  fixture.clients[0]!['token'] = 'acme ada';
+  t.match(String(caught(() => loadFixture(freshDb(), fixture))), /clients\[0\]\.token: a client token is visible ASCII characters without spaces/);
+});
+
 t.test('FIXTURE: a client without resourceId or scopes is an identity-only client with no scopes', async (t) => {
   const db = freshDb();
   const fixture = baseFixture();
