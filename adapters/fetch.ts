@@ -22,7 +22,9 @@ export interface FetchHandlerOptions {
  */
 async function readLimited(request: Request): Promise<{ body: Uint8Array | undefined; complete: boolean }> {
   if (request.body === null) return { body: undefined, complete: true };
-  const reader = request.body.getReader();
+  // fetch types its body as a stream of anything; it yields bytes.
+  const body: ReadableStream<Uint8Array> = request.body;
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {

@@ -116,7 +116,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     if (typeof sources !== 'object' || sources === null || Array.isArray(sources) || sources instanceof Map) {
       throw new TypeError('createService: options.sources must be an object mapping provider keys to providers');
     }
-    for (const [key, provider] of Object.entries(sources)) {
+    for (const [key, provider] of Object.entries(sources as Record<string, unknown>)) {
       if (typeof provider !== 'object' || provider === null || !hasMethod(provider, 'refresh') || !hasMethod(provider, 'publish')) {
         throw new TypeError(`createService: options.sources.${key} must have refresh() and publish() methods`);
       }

@@ -10,9 +10,10 @@ export interface RouteMatch {
   readonly id: string | undefined;
 }
 
-interface PathEntry {
-  readonly operations: Map<string, OperationSpec>;
-  allow: string;
+/** A class, so that find-my-way's untyped `store` can be narrowed back to it. */
+class PathEntry {
+  readonly operations = new Map<string, OperationSpec>();
+  allow = '';
 }
 
 /**
@@ -35,7 +36,7 @@ export class Router {
     for (const operation of operations) {
       let entry = this.#paths.get(operation.path);
       if (entry === undefined) {
-        entry = { operations: new Map(), allow: '' };
+        entry = new PathEntry();
         this.#paths.set(operation.path, entry);
         this.#router.on('GET', operation.path.replace('{id}', ':id'), () => undefined, entry);
       }
@@ -47,7 +48,8 @@ export class Router {
   find(path: string): RouteMatch | null {
     const found = this.#router.find('GET', path);
     if (found === null) return null;
-    const entry = found.store as PathEntry;
+    const entry: unknown = found.store;
+    if (!(entry instanceof PathEntry)) return null;
     const id = found.params['id'];
     // find-my-way lets a parameter match nothing (`/tasks/`, `/tasks//claim`): such paths are unknown.
     if (id === '') return null;

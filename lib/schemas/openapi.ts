@@ -29,8 +29,9 @@ class SchemaConverter {
       }
       return { $ref: `#/components/schemas/${title}` };
     }
-    const anyOf = schema['anyOf'];
-    if (Array.isArray(anyOf)) {
+    const anyOfValue = schema['anyOf'];
+    if (Array.isArray(anyOfValue)) {
+      const anyOf: readonly unknown[] = anyOfValue;
       const nonNull = anyOf.filter((member) => !(isObject(member) && member['type'] === 'null'));
       if (nonNull.length === 1 && nonNull.length < anyOf.length) {
         // Inline, never a $ref: OpenAPI 3.0.3 has no nullable reference (`nullable` only widens a

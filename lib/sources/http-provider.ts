@@ -9,8 +9,10 @@ const HTTP_SOURCE_MAX_BODY_BYTES = 4 * 1024 * 1024;
 async function readJson(response: Response, limit: number): Promise<unknown> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  if (response.body !== null) {
-    for await (const chunk of response.body) {
+  // fetch types its body as a stream of anything; it yields bytes.
+  const body: ReadableStream<Uint8Array> | null = response.body;
+  if (body !== null) {
+    for await (const chunk of body) {
       size += chunk.byteLength;
       if (size > limit) throw new Error(`source answer over ${limit} bytes`);
       chunks.push(chunk);

@@ -93,7 +93,7 @@ export function parseSnapshot(value: unknown): SourceSnapshot | null {
   const rawReplies = value['replies'];
   if (rawReplies !== undefined && rawReplies !== null) {
     if (!Array.isArray(rawReplies)) return null;
-    for (const reply of rawReplies) {
+    for (const reply of rawReplies as readonly unknown[]) {
       if (!isRecord(reply) || (typeof reply['id'] !== 'string' && typeof reply['id'] !== 'number') || typeof reply['text'] !== 'string') {
         continue; // one malformed reply does not hide the item's facts
       }

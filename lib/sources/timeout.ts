@@ -20,7 +20,7 @@ export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T> | T, t
   const time = clock.after === undefined ? realTime : clock;
   const startedAt = time.now();
   const controller = new AbortController();
-  let cancel: unknown;
+  let cancel: (() => void) | undefined;
   const deadline = new Promise<never>((_, reject) => {
     cancel = time.after?.(timeoutMs, () => {
       controller.abort();
