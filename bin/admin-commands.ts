@@ -1,0 +1,123 @@
+import { parseArgs } from 'node:util';
+import type { ClientSummary } from '../lib/admin/clients.js';
+import { isScope, SCOPES } from '../lib/auth/scopes.js';
+import { checkFlags, DEFAULT_DB, env, fileCommand, type FlagOptions, out, parseId, summaryLine, USAGE, UsageError } from './command-line.js';
+import { withDb } from './database.js';
+
+export async function load(args: string[]): Promise<void> {
+  const command = fileCommand(args, 'load needs a FIXTURE file');
+  if (command === null) return;
+  const fixture = command.file;
+  const { loadFixtureFile } = await import('../lib/fixtures/load.js');
+  out(summaryLine(await withDb(command.db, (db) => loadFixtureFile(db, fixture))));
+}
+
+function clientLine(client: ClientSummary): string {
+  return [
+    `id=${client.id}`,
+    `org=${client.organisationId}`,
+    `name=${JSON.stringify(client.name)}`,
+    `sponsor=${client.sponsorId}`,
+    `resource=${client.resourceId ?? 'none'}`,
+    `active=${client.isActive ? 'yes' : 'no'}`,
+    `scopes=${client.scopes.join(',')}`,
+  ].join(' ');
+}
+
+function printToken(token: string): void {
+  out(`token: ${token}`);
+  out('This token is shown only once and cannot be recovered (only its hash is stored); keep it now.');
+}
+
+export async function client(args: string[]): Promise<void> {
+  const [action, ...rest] = args;
+  if (action === undefined) throw new UsageError('client needs an action: create, rotate, revoke or list');
+  if (action === '--help' || action === '-h') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const options: FlagOptions =
+    action === 'create'
+      ? {
+          db: { type: 'string' },
+          org: { type: 'string' },
+          name: { type: 'string' },
+          sponsor: { type: 'string' },
+          resource: { type: 'string' },
+          scope: { type: 'string', multiple: true },
+          help: { type: 'boolean', short: 'h' },
+        }
+      : { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } };
+  const { values, positionals } = parseArgs({ args: rest, strict: true, allowPositionals: true, options });
+  checkFlags(rest, options);
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const { adminClients } = await import('../lib/admin/clients.js');
+  const str = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  switch (action) {
+    case 'create': {
+      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`);
+      const organisationId = parseId(str('org'), '--org');
+      const name = str('name');
+      if (name === undefined) throw new UsageError('--name is required');
+      const sponsorId = parseId(str('sponsor'), '--sponsor');
+      const resourceText = str('resource');
+      const resourceId = resourceText === undefined ? null : parseId(resourceText, '--resource');
+      const scopes = values['scope'];
+      if (!Array.isArray(scopes) || scopes.length === 0) throw new UsageError('at least one --scope is required');
+      // A bad flag value is a usage error (exit 2), found before the database is opened.
+      const unknownScope = scopes.find((scope) => typeof scope !== 'string' || !isScope(scope));
+      if (unknownScope !== undefined) throw new UsageError(`unknown scope "${String(unknownScope)}" (scopes: ${SCOPES.join(', ')})`);
+      const created = await withDb(str('db'), (db) => adminClients(db).create({
+        organisationId,
+        name,
+        sponsorId,
+        resourceId,
+        scopes: scopes.filter((scope): scope is string => typeof scope === 'string'),
+      }), true);
+      out(`created client ${clientLine(created.client)}`);
+      printToken(created.token);
+      return;
+    }
+    case 'rotate':
+    case 'revoke': {
+      const [idText, ...extra] = positionals;
+      if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
+      const id = parseId(idText, `client ${action} ID`);
+      if (action === 'rotate') {
+        const rotated = await withDb(str('db'), (db) => adminClients(db).rotate(id), true);
+        out(`rotated client ${clientLine(rotated.client)}; the old token no longer works`);
+        printToken(rotated.token);
+      } else {
+        const revoked = await withDb(str('db'), (db) => adminClients(db).revoke(id), true);
+        out(`${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`);
+        if (revoked.releasedLeases > 0) out(`released ${revoked.releasedLeases} live lease${revoked.releasedLeases === 1 ? '' : 's'} it held`);
+      }
+      return;
+    }
+    case 'list': {
+      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`);
+      for (const summary of await withDb(str('db'), (db) => adminClients(db).list(), true)) out(clientLine(summary));
+      return;
+    }
+    default:
+      throw new UsageError(`unknown client action "${action}"`);
+  }
+}
+
+/** A consistent online copy of the database (see lib/admin/backup.ts), also while serving. */
+export async function backup(args: string[]): Promise<void> {
+  const command = fileCommand(args, 'backup needs a target FILE');
+  if (command === null) return;
+  const target = command.file;
+  const source = command.db ?? env('WTA_DB') ?? DEFAULT_DB;
+  const { backupDatabase } = await import('../lib/admin/backup.js');
+  const { pages } = await backupDatabase(source, target);
+  out(`backed up ${source} to ${target} (${pages} pages, integrity ok)`);
+}

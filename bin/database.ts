@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
+import type { Db } from '../lib/store/open.js';
+import { CommandError, DEFAULT_DB, env } from './command-line.js';
+
+/** The CLI's database, and how to give it up when the command fails. */
+export interface OpenedDb {
+  readonly db: Db;
+  /** Closes it and removes what opening created (the file, directories), so a failure leaves no trace. */
+  abandon(): void;
+}
+
+/**
+ * Opens the database the CLI owns, creating the directory of a file database first. With
+ * `mustExist` (commands that manage what is already there) a missing file is an error instead:
+ * a mistyped `--db` would otherwise leave an empty database behind.
+ */
+export async function openDb(dbOption: string | undefined, mustExist = false): Promise<OpenedDb> {
+  const path = dbOption ?? env('WTA_DB') ?? DEFAULT_DB;
+  const file = path === ':memory:' ? undefined : resolve(path);
+  const existed = file === undefined || existsSync(file);
+  if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
+  const { fileHoldsServiceSchema, openDatabase } = await import('../lib/store/open.js');
+  // Managing clients of a file that is not yet the service's (a mistyped --db that hit another
+  // application's database, say) would install the schema in it: looked at first, writing nothing.
+  if (mustExist && file !== undefined && !fileHoldsServiceSchema(file)) {
+    throw new CommandError(`${path} is not a worker-task-api database (serve or load creates one)`);
+  }
+  let createdDirectory: string | undefined;
+  const removeCreated = (): void => {
+    if (file === undefined || existed) return;
+    removeDatabaseFiles(file);
+    if (createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
+  };
+  try {
+    if (file !== undefined) createdDirectory = makeParents(dirname(file));
+    const { db } = openDatabase(path);
+    return {
+      db,
+      abandon: () => {
+        db.close();
+        removeCreated();
+      },
+    };
+  } catch (error) {
+    removeCreated();
+    throw new CommandError(`cannot open database ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** Runs a command on the database: closed afterwards, and abandoned (see OpenedDb) if it throws. */
+export async function withDb<T>(dbOption: string | undefined, action: (db: Db) => T, mustExist = false): Promise<T> {
+  const opened = await openDb(dbOption, mustExist);
+  let result: T;
+  try {
+    result = action(opened.db);
+  } catch (error) {
+    opened.abandon();
+    throw error;
+  }
+  opened.db.close();
+  return result;
+}
