@@ -6,6 +6,7 @@ import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { ConnectionAnswers } from './node-connections.js';
 import { hasRepeatedField, write } from './node-response.js';
+import { tlsPairProblem, type TlsPair } from './tls-pair.js';
 import { checkAdapterOptions, handleSafely, mountedResponse, mountedUrl, observe, originForm, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
@@ -23,7 +24,7 @@ export interface NodeHandlerOptions {
 
 /** Options of `createNodeServer`; with `tls` (PEM texts) it serves HTTPS. */
 export interface NodeServerOptions extends NodeHandlerOptions {
-  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  readonly tls?: TlsPair;
   /**
    * Called with the answer to bytes node:http could not parse as a request (they never reach
    * the service), just before it is written, for the host's log. A throw is ignored.
@@ -145,9 +146,11 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
       void draining.then((outcome) => outcome === 'cut' && endAfterAnswer(req, res));
     };
     const answer = (response: ServiceResponse): void => {
-      // A response already under way (or gone: another answer, a cut-off connection) is left alone.
+      // A response already under way (another answer: a 413, a 400 for bytes after the request) is
+      // left alone. One whose client has gone is still the answer to a request that was carried
+      // out (a claim taken, a note added): the host's log hears of it, though it cannot be sent.
       const send = (): void => {
-        if (res.headersSent || res.destroyed) return;
+        if (res.headersSent) return;
         observe(onResponse, response, req);
         write(res, response);
       };
@@ -207,6 +210,14 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
   };
 }
 
+/** A TypeError in words, as for every other option, where node would throw an OpenSSL error code. */
+function checkTlsPair(pair: TlsPair): void {
+  const problem = tlsPairProblem(pair);
+  if (problem === 'cert') throw new TypeError('createNodeServer: options.tls.cert is not a PEM certificate');
+  if (problem === 'key') throw new TypeError('createNodeServer: options.tls.key is not a PEM private key (without a passphrase)');
+  if (problem === 'mismatch') throw new TypeError('createNodeServer: options.tls.key is not the private key of options.tls.cert');
+}
+
 /**
  * An `http.Server` (or, with `options.tls`, an `https.Server`) answering with the service. It
  * does not listen yet. `Expect: 100-continue` with a body over the limit gets the 413 at once;
@@ -216,6 +227,7 @@ export function createNodeServer(service: Handler, options: NodeServerOptions & 
 export function createNodeServer(service: Handler, options?: NodeServerOptions): Server;
 export function createNodeServer(service: Handler, options: NodeServerOptions = {}): Server {
   const prefix = checkAdapterOptions(service, options, 'createNodeServer', ['prefix', 'onResponse', 'onClientError', 'tls']);
+  if (options.tls !== undefined) checkTlsPair(options.tls);
   const handler = toNodeHandler(service, { prefix, ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse }) });
   const connections = new ConnectionAnswers(options);
   const listener = (req: IncomingMessage, res: ServerResponse): void => {

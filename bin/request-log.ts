@@ -13,19 +13,31 @@ interface Answered {
   readonly status: number;
   readonly durationMs: number | null;
   readonly traceId: string | undefined;
+  /** False when the client went away before the answer reached it. */
+  readonly delivered?: false;
+}
+
+/** One request on its way through the server, until its line is written. */
+interface Exchange {
+  readonly started: number;
+  /** What the service answered (through the adapter's onResponse), once it has. */
+  answer?: { readonly meta: ResponseMeta | undefined; readonly status: number; readonly traceId: string | undefined };
+  /** The response closed before it was finished: the client went away. */
+  gone: boolean;
 }
 
 /**
  * One JSON line per answered request on stderr: never the path as sent, a token or a body. The
  * adapter's hooks hand over what the service knew (route template, client id, trace id); `attach`
- * times every request the server answers.
+ * times every request the server answers. A request whose client went away before its answer was
+ * sent still gets its line once the service has answered, with `"delivered":false`: it was
+ * carried out all the same (a claim taken, a note added).
  */
 export function requestLog() {
-  // What the service knows of each request for its log line; never sent.
-  const metaOf = new WeakMap<IncomingMessage, ResponseMeta & { traceId?: string }>();
+  const exchanges = new WeakMap<IncomingMessage, Exchange>();
   // A CONNECT is answered on its socket, without a ServerResponse to wait for.
   const connectStarted = new WeakMap<IncomingMessage, number>();
-  const logLine = ({ method, meta, status, durationMs, traceId }: Answered): void => {
+  const logLine = ({ method, meta, status, durationMs, traceId, delivered }: Answered): void => {
     err(JSON.stringify({
       time: new Date().toISOString(),
       level: 'info',
@@ -35,7 +47,13 @@ export function requestLog() {
       durationMs: durationMs === null ? null : Math.round(durationMs * 100) / 100,
       clientId: meta?.clientId ?? null,
       traceId: traceId ?? null,
+      ...(delivered === false ? { delivered } : {}),
     }));
+  };
+  const logUndelivered = (req: IncomingMessage, exchange: Exchange): void => {
+    const { answer } = exchange;
+    if (answer === undefined) return;
+    logLine({ method: req.method ?? null, ...answer, durationMs: performance.now() - exchange.started, delivered: false });
   };
   return {
     // The adapter sends headers with one writeHead (res.getHeader cannot see them): the trace id
@@ -45,8 +63,12 @@ export function requestLog() {
       const started = connectStarted.get(req);
       if (started !== undefined) {
         logLine({ method: req.method ?? null, meta: response.meta, status: response.status, durationMs: performance.now() - started, traceId });
+        return;
       }
-      else metaOf.set(req, { ...response.meta, ...(traceId === undefined ? {} : { traceId }) });
+      const exchange = exchanges.get(req);
+      if (exchange === undefined) return;
+      exchange.answer = { meta: response.meta, status: response.status, traceId };
+      if (exchange.gone) logUndelivered(req, exchange);
     },
     // Bytes node:http cannot parse never become a request; their answer gets a line all the same.
     onClientError(response: ServiceResponse): void {
@@ -54,14 +76,22 @@ export function requestLog() {
     },
     attach(server: Server): void {
       server.prependListener('connect', (req: IncomingMessage) => connectStarted.set(req, performance.now()));
+      // Prepended: the adapter may answer synchronously, and the time taken counts from here.
       const logRequest = (req: IncomingMessage, res: ServerResponse): void => {
-        const started = performance.now();
+        const exchange: Exchange = { started: performance.now(), gone: false };
+        exchanges.set(req, exchange);
         res.once('finish', () => {
-          const meta = metaOf.get(req);
-          logLine({ method: req.method ?? null, meta, status: res.statusCode, durationMs: performance.now() - started, traceId: meta?.traceId });
+          const { answer } = exchange;
+          // The status written: an answer node or the adapter gave without the service has none.
+          logLine({ method: req.method ?? null, meta: answer?.meta, status: res.statusCode, durationMs: performance.now() - exchange.started, traceId: answer?.traceId });
+        });
+        res.once('close', () => {
+          if (res.writableFinished) return;
+          exchange.gone = true;
+          logUndelivered(req, exchange);
         });
       };
-      for (const event of ANSWERED_ON) server.on(event, logRequest);
+      for (const event of ANSWERED_ON) server.prependListener(event, logRequest);
     },
   };
 }

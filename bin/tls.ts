@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import { tlsPairProblem } from '../adapters/tls-pair.js';
 import { CommandError } from './command-line.js';
 
 function readPem(path: string, flag: string): Buffer {
@@ -23,16 +23,14 @@ export interface TlsFile {
 export function readTlsPair(certFile: TlsFile, keyFile: TlsFile): { cert: Buffer; key: Buffer } {
   const cert = readPem(certFile.path, certFile.name);
   const key = readPem(keyFile.path, keyFile.name);
-  const problem = (options: SecureContextOptions): boolean => {
-    try {
-      createSecureContext(options);
-      return false;
-    } catch {
-      return true;
-    }
-  };
-  if (problem({ cert })) throw new CommandError(`${certFile.name} ${certFile.path} is not a PEM certificate`);
-  if (problem({ key })) throw new CommandError(`${keyFile.name} ${keyFile.path} is not a PEM private key (without a passphrase)`);
-  if (problem({ cert, key })) throw new CommandError(`${keyFile.name} ${keyFile.path} is not the private key of the certificate in ${certFile.name} ${certFile.path}`);
-  return { cert, key };
+  switch (tlsPairProblem({ cert, key })) {
+    case 'cert':
+      throw new CommandError(`${certFile.name} ${certFile.path} is not a PEM certificate`);
+    case 'key':
+      throw new CommandError(`${keyFile.name} ${keyFile.path} is not a PEM private key (without a passphrase)`);
+    case 'mismatch':
+      throw new CommandError(`${keyFile.name} ${keyFile.path} is not the private key of the certificate in ${certFile.name} ${certFile.path}`);
+    case null:
+      return { cert, key };
+  }
 }

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { withHealthCheck } from '../bin/health.js';
 import type { ServiceRequest } from '../lib/http/types.js';
@@ -211,6 +211,19 @@ t.test('backup FILE makes a consistent copy while the server runs on the same fi
   tt.equal(missing.code, 1);
   tt.match(missing.stderr, /^error: no database at /m);
   tt.notOk(existsSync(join(dirOf(tt), 'none.sqlite')), 'backing up does not create the source');
+  // A --db naming some other file (a mistyped path in a cron job) must fail, not copy it as "ok".
+  const foreign = join(dirOf(tt), 'foreign.sqlite');
+  const other = new Database(foreign);
+  other.exec('CREATE TABLE foo (x)');
+  other.close();
+  const notOurs = join(dirOf(tt), 'not-ours.sqlite');
+  writeFileSync(notOurs, 'x');
+  for (const source of [foreign, notOurs]) {
+    const refused = await run(['backup', join(dirOf(tt), 'refused', 'copy.sqlite'), '--db', source]);
+    tt.equal(refused.code, 1, `${source}: refused`);
+    tt.match(refused.stderr, /^error: .*\.sqlite is not a worker-task-api database$/m);
+    tt.notOk(existsSync(join(dirOf(tt), 'refused')), 'no copy, no directory');
+  }
   const usage = await run(['backup']);
   tt.equal(usage.code, 2);
   tt.match(usage.stderr, /backup needs a target FILE/);
@@ -243,6 +256,29 @@ async function slowTracker(tt: TapTest) {
   }));
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, firstRequest, release };
 }
+
+t.test('a request whose client went away before the answer is logged once the service answers, with "delivered":false', async (tt) => {
+  const tracker = await slowTracker(tt);
+  const { output, base } = await serve(tt, ['--db', fixtureDatabase(tt), '--source', `tracker=${tracker.base}/items/`]);
+  const socket = connect(Number(new URL(base).port), '127.0.0.1');
+  socket.on('error', () => undefined);
+  // /tasks/available refreshes task 2's tracker item first: the request stays in flight.
+  socket.write(`GET /api/v1/tasks/available HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${SCOUT}\r\n\r\n`);
+  tt.equal(await tracker.firstRequest, '/items/T-1');
+  socket.destroy();
+  // Sent after the close, so read after it: once this is answered the server has seen the client go.
+  const health = await fetch(`${base}/healthz`);
+  tt.equal(health.status, 200);
+  await logEntry(output, health.headers.get('x-trace-id') ?? '');
+  tt.notMatch(output.stderr, /"route":"\/api\/v1\/tasks\/available"/, 'no line while the service has not answered');
+  tracker.release();
+  const line = await output.waitFor('stderr', /^.*"route":"\/api\/v1\/tasks\/available".*$/m);
+  const entry = JSON.parse(line[0]) as Record<string, unknown>;
+  tt.match(entry, { level: 'info', method: 'GET', status: 200, clientId: 1, delivered: false });
+  tt.type(entry['durationMs'], 'number');
+  tt.match(entry['traceId'], /^[0-9a-f]{32}$/, 'the trace id of the answer the client did not get');
+  tt.equal(output.stderr.split('"route":"/api/v1/tasks/available"').length - 1, 1, 'one line');
+});
 
 t.test('WTA_* configure serve; SIGTERM lets a request in flight finish, then closes the database and exits 0', async (tt) => {
   const tracker = await slowTracker(tt);

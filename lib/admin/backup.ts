@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
 import { createNewPrivateFile, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../store/files.js';
+import { holdsServiceSchema } from '../store/migrations.js';
 
 /** What `backupDatabase` did. */
 export interface BackupSummary {
@@ -15,8 +16,9 @@ export interface BackupSummary {
  * server is using the source: SQLite's online backup copies every page under one read snapshot
  * (in WAL mode readers do not block writers, and a write by another connection cannot make a
  * one-step copy restart). The copy is then made self-contained (rollback journal instead of
- * WAL, so it is one file) and must pass `PRAGMA integrity_check`. An existing `target` is never
- * overwritten, and a failed copy is removed.
+ * WAL, so it is one file) and must pass `PRAGMA integrity_check`. A source that is not the
+ * service's database is refused, an existing `target` is never overwritten, and a failed copy
+ * is removed.
  */
 export async function backupDatabase(source: string, target: string): Promise<BackupSummary> {
   if (source === ':memory:') throw new AdminError('an in-memory database cannot be backed up');
@@ -24,11 +26,14 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
   if (!existsSync(source)) throw new AdminError(`no database at ${source}`);
   if (existsSync(target)) throw new AdminError(`${target} already exists; back up to a new file`);
 
-  let db: Database.Database;
+  let db: Database.Database | undefined;
   try {
     db = new Database(source, { fileMustExist: true, timeout: 5000 });
+    // A mistyped --db that names another file would otherwise be copied and reported "ok".
+    if (!holdsServiceSchema(db)) throw new AdminError(`${source} is not a worker-task-api database`);
   } catch (error) {
-    throw new AdminError(`cannot open database ${source}: ${error instanceof Error ? error.message : String(error)}`);
+    db?.close();
+    throw error instanceof AdminError ? error : new AdminError(`cannot open database ${source}: ${error instanceof Error ? error.message : String(error)}`);
   }
   let createdDirectory: string | undefined;
   const removeCopy = (): void => {

@@ -235,6 +235,36 @@ t.test('onResponse sees only answers written: a 413 waiting for its drain, overt
   tt.same(seen, [400], 'and only that answer was reported');
 });
 
+t.test('onResponse hears of an answer whose client went away before it was ready: its request was carried out', async (tt) => {
+  let answer: (response: ServiceResponse) => void = () => undefined;
+  const ready = new Promise<ServiceResponse>((resolve) => {
+    answer = resolve;
+  });
+  let arrived: () => void = () => undefined;
+  const handled = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  const heard: { status: number; clientGone: boolean }[] = [];
+  const { server, port } = await listen(tt, {
+    handle: () => {
+      arrived();
+      return ready;
+    },
+  }, { onResponse: (response, req) => heard.push({ status: response.status, clientGone: req.socket.destroyed }) });
+  const serverSideClosed = new Promise<void>((resolve) => server.once('connection', (serverSide: Socket) => serverSide.once('close', () => resolve())));
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.write('POST /api/v1/tasks/1/claim HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n');
+  await handled;
+  socket.destroy();
+  await serverSideClosed;
+  tt.same(heard, [], 'nothing yet: the service has not answered');
+  answer({ status: 200, headers: { 'content-type': 'application/json' }, body: '{}' });
+  await ready;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  tt.same(heard, [{ status: 200, clientGone: true }], 'the answer is reported once, with its client gone');
+});
+
 t.test('a client that gives up its upload after the 413 (ends its side mid-body) gets no second answer', async (tt) => {
   const service = emptyService(tt);
   const clientErrors: number[] = [];

@@ -1,4 +1,7 @@
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { toFetchHandler } from '../../adapters/fetch.js';
 import { createNodeServer, toNodeHandler } from '../../adapters/node-http.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
@@ -53,4 +56,26 @@ t.test('ADAPTERS: a misspelt option or a wrong type throws a TypeError naming it
   for (const tls of [{}, { cert: 'PEM' }, { cert: 5, key: 'PEM' }, null, 'PEM']) {
     t.equal(thrown(server, { tls }), 'createNodeServer: options.tls must be { cert, key }, each a PEM string or Buffer', JSON.stringify(tls));
   }
+});
+
+const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8' });
+t.test('ADAPTERS: createNodeServer names a tls cert or key that is no PEM, or a key of another certificate, in a TypeError (not an OpenSSL code)', { skip: openssl.status === 0 ? false : 'openssl is not installed' }, async (t) => {
+  const dir = t.testdir();
+  const pair = (name: string): { cert: string; key: string } => {
+    const files = { cert: join(dir, `${name}-cert.pem`), key: join(dir, `${name}-key.pem`) };
+    const made = spawnSync('openssl', [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', files.key, '-out', files.cert,
+      '-days', '1', '-subj', '/CN=127.0.0.1',
+    ], { encoding: 'utf8' });
+    t.equal(made.status, 0, made.stderr);
+    return { cert: readFileSync(files.cert, 'utf8'), key: readFileSync(files.key, 'utf8') };
+  };
+  const one = pair('one');
+  const two = pair('two');
+  const server: Make = makers[2]![1];
+  t.equal(thrown(server, { tls: { cert: 'x', key: 'y' } }), 'createNodeServer: options.tls.cert is not a PEM certificate');
+  t.equal(thrown(server, { tls: { cert: one.key, key: one.cert } }), 'createNodeServer: options.tls.cert is not a PEM certificate', 'swapped');
+  t.equal(thrown(server, { tls: { cert: one.cert, key: 'y' } }), 'createNodeServer: options.tls.key is not a PEM private key (without a passphrase)');
+  t.equal(thrown(server, { tls: { cert: one.cert, key: two.key } }), 'createNodeServer: options.tls.key is not the private key of options.tls.cert');
+  t.equal(thrown(server, { tls: { cert: Buffer.from(one.cert), key: Buffer.from(one.key) } }), undefined, 'a pair that goes together');
 });
