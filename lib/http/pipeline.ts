@@ -318,7 +318,9 @@ function parseQuery(rawQuery: string, operation: OperationSpec): ReadonlyMap<str
   if (rawQuery === '') return values;
   let params: URLSearchParams;
   try {
-    params = new URLSearchParams(rawQuery);
+    // URLSearchParams drops a leading "?", which would read `??includeAccepted=true` as the
+    // known parameter: after the query's own "?", one more is part of the first name.
+    params = new URLSearchParams(rawQuery.startsWith('?') ? `&${rawQuery}` : rawQuery);
   } catch {
     throw new ServiceError('validation_failed', 'query string');
   }

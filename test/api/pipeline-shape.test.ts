@@ -34,6 +34,10 @@ t.test('SHAPE: unknown query parameters give 400 validation_failed', async (t) =
     '/api/v1/tasks/1?fields=id',
     '/api/v1/identity?verbose=true',
     '/api/v1/tasks/available?=',
+    // A second "?" belongs to the first parameter's name, as its encoded form %3F does.
+    '/api/v1/incoming??includeAccepted=true',
+    '/api/v1/incoming?%3FincludeAccepted=true',
+    '/api/v1/tasks/available??',
   ];
   for (const url of urls) expectProblem(t, await h.call('GET', url), 'validation_failed', `GET ${url}`);
   // An empty query string carries no parameter.
