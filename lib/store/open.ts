@@ -48,13 +48,34 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
       // After the migration, which refuses another application's database: its file stays in the
       // journal mode it had.
       if (!handle.memory) handle.pragma('journal_mode = WAL');
+      assertWritable(handle);
       prepared.add(handle);
     }
   } catch (error) {
     if (owned) handle.close();
+    if (isSqliteError(error) && /^SQLITE_READONLY(_|$)/.test(error.code)) {
+      throw new Error(
+        'worker-task-api: the database is read-only to this process; the service writes to it, so it needs write ' +
+          'access to the file and its directory (for the -wal and -shm files)',
+      );
+    }
     throw error;
   }
   return { db: handle, owned };
+}
+
+/**
+ * A file this process may not write opens all the same (SQLite falls back to reading it), and
+ * then every write fails: a 500 on each, while reads and the health check look fine. A write that
+ * changes nothing finds that out at once.
+ */
+function assertWritable(db: Db): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec('DELETE FROM organisations WHERE 0');
+  } finally {
+    db.exec('ROLLBACK');
+  }
 }
 
 /**
@@ -82,13 +103,17 @@ export function fileHoldsServiceSchema(path: string): boolean {
  * anything else.
  */
 export function transientDatabaseFailure(error: unknown): 'busy' | 'full' | null {
-  // By name and code, not instanceof: an embedder's Database may come from another copy of
-  // better-sqlite3, whose SqliteError is another class.
-  if (!(error instanceof Error) || error.name !== 'SqliteError') return null;
-  const code: unknown = (error as { code?: unknown }).code;
-  if (typeof code !== 'string') return null;
-  if (/^SQLITE_(BUSY|LOCKED)(_|$)/.test(code)) return 'busy';
-  return /^SQLITE_FULL(_|$)/.test(code) ? 'full' : null;
+  if (!isSqliteError(error)) return null;
+  if (/^SQLITE_(BUSY|LOCKED)(_|$)/.test(error.code)) return 'busy';
+  return /^SQLITE_FULL(_|$)/.test(error.code) ? 'full' : null;
+}
+
+/**
+ * By name and code, not instanceof: an embedder's Database may come from another copy of
+ * better-sqlite3, whose SqliteError is another class.
+ */
+function isSqliteError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && error.name === 'SqliteError' && typeof (error as { code?: unknown }).code === 'string';
 }
 
 /** Whether `value` looks like an open better-sqlite3 Database (duck-typed so any copy of the module works). */

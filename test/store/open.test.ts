@@ -1,6 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backupDatabase } from '../../lib/admin/backup.js';
 import { createNewPrivateFile, makeParents, removeEmptyDirectories } from '../../lib/store/files.js';
@@ -95,4 +96,41 @@ t.test('STORE: directories made before a mkdir that fails are removed again, and
   const tooLong = join(dir, 'made', 'a', 'x'.repeat(300), 'db.sqlite');
   t.throws(() => openDatabase(tooLong), { code: 'ENAMETOOLONG' }, 'the mkdir that failed is what the caller hears of');
   t.notOk(existsSync(join(dir, 'made')), 'nothing made on the way is left');
+});
+
+const READ_ONLY = /^worker-task-api: the database is read-only to this process; the service writes to it, so it needs write access to the file and its directory/;
+
+t.test('STORE: a database opened read-only is refused in words when it is adopted, not a 500 on every write later', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  openDatabase(path).db.close();
+  const readOnly = new Database(path, { readonly: true });
+  t.teardown(() => readOnly.close());
+  t.throws(() => openDatabase(readOnly), READ_ONLY);
+  t.equal(readOnly.open, true, "the caller's handle stays open");
+  t.equal(readOnly.inTransaction, false, 'and outside any transaction');
+});
+
+// SQLite opens a file it may not write read-only without a word; root may write any file.
+const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+t.test('STORE: a database file this process may not write is refused at open, and left as it was', { skip: process.platform === 'win32' ? 'POSIX modes' : false }, async (t) => {
+  const dir = t.testdir();
+  chmodSync(dir, 0o777);
+  const path = join(dir, 'db.sqlite');
+  const { db } = openDatabase(path);
+  db.prepare('INSERT INTO organisations (id, name) VALUES (1, ?)').run('Acme');
+  db.close();
+  chmodSync(path, 0o444);
+  const before = readFileSync(path);
+  const script = `import { openDatabase } from ${JSON.stringify(new URL('../../lib/store/open.ts', import.meta.url).href)};
+try { openDatabase(${JSON.stringify(path)}); console.log('opened'); } catch (error) { console.log(error.message); }`;
+  // Through sh, which drops the NODE_OPTIONS tap adds to every child: its process-info hook would
+  // write where this user may not.
+  const child = spawnSync('/bin/sh', ['-c', 'unset NODE_OPTIONS; exec "$0" "$@"', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    cwd: dir,
+    ...asUser,
+  });
+  t.equal(child.stderr, '', 'nothing on stderr');
+  t.match(child.stdout, READ_ONLY);
+  t.same(readFileSync(path), before, 'the file is unchanged');
 });
