@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
 import { isScope, SCOPES } from '../lib/auth/scopes.js';
-import { checkFlags, DEFAULT_DB, env, fileCommand, type FlagOptions, out, parseId, summaryLine, USAGE, UsageError } from './command-line.js';
+import { removeDatabaseFiles } from '../lib/store/files.js';
+import { checkFlags, CommandError, DEFAULT_DB, env, fileCommand, type FlagOptions, parseId, report, summaryLine, USAGE, UsageError } from './command-line.js';
 import { withDb } from './database.js';
 
 export async function load(args: string[]): Promise<void> {
@@ -9,7 +10,7 @@ export async function load(args: string[]): Promise<void> {
   if (command === null) return;
   const fixture = command.file;
   const { loadFixtureFile } = await import('../lib/fixtures/load.js');
-  out(summaryLine(await withDb(command.db, (db) => loadFixtureFile(db, fixture))));
+  await withDb(command.db, (db) => loadFixtureFile(db, fixture), (summary) => [summaryLine(summary)]);
 }
 
 function clientLine(client: ClientSummary): string {
@@ -24,9 +25,8 @@ function clientLine(client: ClientSummary): string {
   ].join(' ');
 }
 
-function printToken(token: string): void {
-  out(`token: ${token}`);
-  out('This token is shown only once and cannot be recovered (only its hash is stored); keep it now.');
+function tokenLines(token: string): string[] {
+  return [`token: ${token}`, 'This token is shown only once and cannot be recovered (only its hash is stored); keep it now.'];
 }
 
 export async function client(args: string[]): Promise<void> {
@@ -74,15 +74,13 @@ export async function client(args: string[]): Promise<void> {
       // A bad flag value is a usage error (exit 2), found before the database is opened.
       const unknownScope = scopes.find((scope) => typeof scope !== 'string' || !isScope(scope));
       if (unknownScope !== undefined) throw new UsageError(`unknown scope "${String(unknownScope)}" (scopes: ${SCOPES.join(', ')})`);
-      const created = await withDb(str('db'), (db) => adminClients(db).create({
+      await withDb(str('db'), (db) => adminClients(db).create({
         organisationId,
         name,
         sponsorId,
         resourceId,
         scopes: scopes.filter((scope): scope is string => typeof scope === 'string'),
-      }), true);
-      out(`created client ${clientLine(created.client)}`);
-      printToken(created.token);
+      }), (created) => [`created client ${clientLine(created.client)}`, ...tokenLines(created.token)], true);
       return;
     }
     case 'rotate':
@@ -91,19 +89,21 @@ export async function client(args: string[]): Promise<void> {
       if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`);
       const id = parseId(idText, `client ${action} ID`);
       if (action === 'rotate') {
-        const rotated = await withDb(str('db'), (db) => adminClients(db).rotate(id), true);
-        out(`rotated client ${clientLine(rotated.client)}; the old token no longer works`);
-        printToken(rotated.token);
+        await withDb(str('db'), (db) => adminClients(db).rotate(id), (rotated) => [
+          `rotated client ${clientLine(rotated.client)}; the old token no longer works`,
+          ...tokenLines(rotated.token),
+        ], true);
       } else {
-        const revoked = await withDb(str('db'), (db) => adminClients(db).revoke(id), true);
-        out(`${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`);
-        if (revoked.releasedLeases > 0) out(`released ${revoked.releasedLeases} live lease${revoked.releasedLeases === 1 ? '' : 's'} it held`);
+        await withDb(str('db'), (db) => adminClients(db).revoke(id), (revoked) => [
+          `${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`,
+          ...(revoked.releasedLeases > 0 ? [`released ${revoked.releasedLeases} live lease${revoked.releasedLeases === 1 ? '' : 's'} it held`] : []),
+        ], true);
       }
       return;
     }
     case 'list': {
       if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`);
-      for (const summary of await withDb(str('db'), (db) => adminClients(db).list(), true)) out(clientLine(summary));
+      await withDb(str('db'), (db) => adminClients(db).list(), (summaries) => summaries.map(clientLine), true);
       return;
     }
     default:
@@ -119,5 +119,9 @@ export async function backup(args: string[]): Promise<void> {
   const source = command.db ?? env('WTA_DB') ?? DEFAULT_DB;
   const { backupDatabase } = await import('../lib/admin/backup.js');
   const { pages } = await backupDatabase(source, target);
-  out(`backed up ${source} to ${target} (${pages} pages, integrity ok)`);
+  await report([`backed up ${source} to ${target} (${pages} pages, integrity ok)`]).catch((error: unknown) => {
+    // Like any failed command: no copy is left that its cron job believes was never made.
+    removeDatabaseFiles(target);
+    throw error instanceof CommandError ? new CommandError(`${error.message}; the copy was removed`) : error;
+  });
 }

@@ -83,6 +83,19 @@ export function out(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
+/**
+ * Writes a command's report and resolves once it is written. A report that cannot be written (a
+ * full disk, a reader that went away) rejects: the command then fails, and undoes what it did.
+ */
+export function report(lines: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(lines.map((line) => `${line}\n`).join(''), (error) => {
+      if (error === null || error === undefined) resolve();
+      else reject(new CommandError(`the output could not be written (${(error as NodeJS.ErrnoException).code ?? error.message})`));
+    });
+  });
+}
+
 export function err(line: string): void {
   process.stderr.write(`${line}\n`);
 }

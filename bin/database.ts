@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
 import type { Db } from '../lib/store/open.js';
-import { CommandError, DEFAULT_DB, env } from './command-line.js';
+import { CommandError, DEFAULT_DB, env, report } from './command-line.js';
 
 /** The CLI's database, and how to give it up when the command fails. */
 export interface OpenedDb {
@@ -49,16 +49,31 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   }
 }
 
-/** Runs a command on the database: closed afterwards, and abandoned (see OpenedDb) if it throws. */
-export async function withDb<T>(dbOption: string | undefined, action: (db: Db) => T, mustExist = false): Promise<T> {
+/**
+ * Runs a command on the database in one transaction that commits only once the command's report
+ * is written: a token or summary that never reached the operator must not leave a change behind
+ * (a client nobody knows the token of, a retried `client create` making two). Closed afterwards,
+ * and abandoned (see OpenedDb) if anything fails.
+ */
+export async function withDb<T>(
+  dbOption: string | undefined,
+  action: (db: Db) => T,
+  reportOf: (result: T) => readonly string[],
+  mustExist = false,
+): Promise<void> {
   const opened = await openDb(dbOption, mustExist);
-  let result: T;
+  const { db } = opened;
   try {
-    result = action(opened.db);
+    db.exec('BEGIN IMMEDIATE');
+    const lines = reportOf(action(db));
+    await report(lines).catch((error: unknown) => {
+      throw error instanceof CommandError ? new CommandError(`${error.message}; nothing was changed`) : error;
+    });
+    db.exec('COMMIT');
   } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
     opened.abandon();
     throw error;
   }
-  opened.db.close();
-  return result;
+  db.close();
 }

@@ -216,16 +216,32 @@ t.test('client create prints a wta_ token once and stores only its hash', async 
   tt.notMatch(retired.stdout, /token:/, 'no token is handed out');
 });
 
-t.test('client create whose output nobody reads (| head -0) exits 1 without a stack trace: the token went nowhere', async (tt) => {
+t.test('a command whose output nobody reads (| head -0) exits 1 without a stack trace and changes nothing: the token went nowhere', async (tt) => {
   const path = demoDatabase(tt);
-  const child = start(['client', 'create', '--org', '1', '--name', 'lost', '--sponsor', '11', '--scope', 'tasks:read', '--db', path]);
-  child.stdout?.destroy();
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  tt.same(await exited(child), { code: 1, signal: null });
-  tt.notMatch(stderr, /at .*\.js:\d+/, 'no stack trace');
+  const clients = () => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return db.prepare('SELECT id, name, token_hash FROM api_clients ORDER BY id').all();
+    } finally {
+      db.close();
+    }
+  };
+  const before = clients();
+  const lost = async (args: string[]) => {
+    const child = start(args);
+    child.stdout?.destroy();
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    tt.same(await exited(child), { code: 1, signal: null }, `${args.slice(0, 2).join(' ')}: exit 1`);
+    tt.notMatch(stderr, /at .*\.js:\d+/, 'no stack trace');
+    tt.match(stderr, /^error: the output could not be written \(EPIPE\); nothing was changed$/m);
+  };
+  await lost(['client', 'create', '--org', '1', '--name', 'lost', '--sponsor', '11', '--scope', 'tasks:read', '--db', path]);
+  await lost(['client', 'rotate', '100', '--db', path]);
+  tt.same(clients(), before, 'no client was made, and the rotated one keeps its token');
+  tt.equal(await identityStatus(path, DEMO_AGENT), 200, 'the token that was not replaced still works');
 });
 
 t.test('client rotate invalidates the old token', async (tt) => {
