@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createPrivateFile, makeParents } from './files.js';
 import { holdsServiceSchema, migrate } from './migrations.js';
@@ -53,29 +53,38 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
     }
   } catch (error) {
     if (owned) handle.close();
-    if (isSqliteError(error) && /^SQLITE_READONLY(_|$)/.test(error.code)) {
-      throw new Error(
-        'worker-task-api: the database is read-only to this process; the service writes to it, so it needs write ' +
-          'access to the file and its directory (for the -wal and -shm files)',
-      );
-    }
-    throw error;
+    // A migration that had to write to such a file fails the same way, in SQLite's words.
+    throw isSqliteError(error) && /^SQLITE_READONLY(_|$)/.test(error.code) ? readOnlyDatabase() : error;
   }
   return { db: handle, owned };
 }
 
 /**
  * A file this process may not write opens all the same (SQLite falls back to reading it), and
- * then every write fails: a 500 on each, while reads and the health check look fine. A write that
- * changes nothing finds that out at once.
+ * then every write fails: a 500 on each, while reads and the health check look fine. Asked of the
+ * file system, not by writing: that would wait for the write lock another process may hold.
  */
 function assertWritable(db: Db): void {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    db.exec('DELETE FROM organisations WHERE 0');
-  } finally {
-    db.exec('ROLLBACK');
+  if (db.memory) return;
+  const mayWrite = (path: string): boolean => {
+    try {
+      accessSync(path, constants.W_OK);
+      return true;
+    } catch (error) {
+      // Only an existing file can be read-only; a name that is no file (a URI) is SQLite's to open.
+      return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  };
+  if (db.readonly || ![db.name, `${db.name}-wal`, `${db.name}-shm`].every(mayWrite)) {
+    throw readOnlyDatabase();
   }
+}
+
+function readOnlyDatabase(): Error {
+  return new Error(
+    'worker-task-api: the database is read-only to this process; the service writes to it, so it needs write ' +
+      'access to the file and its directory (for the -wal and -shm files)',
+  );
 }
 
 /**
