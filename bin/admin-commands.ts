@@ -80,7 +80,7 @@ export async function client(args: string[]): Promise<void> {
         sponsorId,
         resourceId,
         scopes: scopes.filter((scope): scope is string => typeof scope === 'string'),
-      }), (created) => [`created client ${clientLine(created.client)}`, ...tokenLines(created.token)], true);
+      }), (created) => [`created client ${clientLine(created.client)}`, ...tokenLines(created.token)], { mustExist: true });
       return;
     }
     case 'rotate':
@@ -92,18 +92,18 @@ export async function client(args: string[]): Promise<void> {
         await withDb(str('db'), (db) => adminClients(db).rotate(id), (rotated) => [
           `rotated client ${clientLine(rotated.client)}; the old token no longer works`,
           ...tokenLines(rotated.token),
-        ], true);
+        ], { mustExist: true });
       } else {
         await withDb(str('db'), (db) => adminClients(db).revoke(id), (revoked) => [
           `${revoked.wasActive ? 'revoked' : 'already revoked:'} client ${clientLine(revoked.client)}`,
           ...(revoked.releasedLeases > 0 ? [`released ${revoked.releasedLeases} live lease${revoked.releasedLeases === 1 ? '' : 's'} it held`] : []),
-        ], true);
+        ], { mustExist: true });
       }
       return;
     }
     case 'list': {
       if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`);
-      await withDb(str('db'), (db) => adminClients(db).list(), (summaries) => summaries.map(clientLine), true);
+      await withDb(str('db'), (db) => adminClients(db).list(), (summaries) => summaries.map(clientLine), { mustExist: true, readOnly: true });
       return;
     }
     default:

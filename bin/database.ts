@@ -59,12 +59,13 @@ export async function withDb<T>(
   dbOption: string | undefined,
   action: (db: Db) => T,
   reportOf: (result: T) => readonly string[],
-  mustExist = false,
+  { mustExist = false, readOnly = false }: { readonly mustExist?: boolean; readonly readOnly?: boolean } = {},
 ): Promise<void> {
   const opened = await openDb(dbOption, mustExist);
   const { db } = opened;
   try {
-    db.exec('BEGIN IMMEDIATE');
+    // A command that only reads needs no write lock, which a busy server may hold for a moment.
+    db.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE');
     const lines = reportOf(action(db));
     await report(lines).catch((error: unknown) => {
       throw error instanceof CommandError ? new CommandError(`${error.message}; nothing was changed`) : error;
