@@ -1,6 +1,5 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -14,6 +13,7 @@ import type { TapTest } from './helpers/api.js';
 import { ALL_SCOPES } from './helpers/fixture.js';
 import { exited, run, serve } from './helpers/cli.js';
 import { raw } from './helpers/sockets.js';
+import { OPENSSL_MISSING, selfSignedPair } from './helpers/tls.js';
 
 /**
  * Operations of the standalone server: request logs, /healthz, backups while serving, the WTA_*
@@ -338,16 +338,8 @@ t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment
   tt.equal(missingFixture.code, 1);
 });
 
-const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8' });
-t.test('serve --tls-cert/--tls-key (or WTA_TLS_CERT/WTA_TLS_KEY) serves HTTPS, /healthz included', { skip: openssl.status === 0 ? false : 'openssl is not installed' }, async (tt) => {
-  const dir = dirOf(tt);
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  const made = spawnSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-  ], { encoding: 'utf8' });
-  tt.equal(made.status, 0, made.stderr);
+t.test('serve --tls-cert/--tls-key (or WTA_TLS_CERT/WTA_TLS_KEY) serves HTTPS, /healthz included', { skip: OPENSSL_MISSING }, async (tt) => {
+  const { cert, key } = selfSignedPair(dirOf(tt), 'server');
   const { base, output } = await serve(tt, ['--db', fixtureDatabase(tt), '--host', '127.0.0.1'], { WTA_TLS_CERT: cert, WTA_TLS_KEY: key });
   tt.match(base, /^https:\/\/127\.0\.0\.1:\d+$/, 'prints an https URL');
   const get = (path: string, headers: Record<string, string> = {}) =>
@@ -366,19 +358,10 @@ t.test('serve --tls-cert/--tls-key (or WTA_TLS_CERT/WTA_TLS_KEY) serves HTTPS, /
   tt.notMatch(output.stderr, /warning/, 'no plain-HTTP warning');
 });
 
-t.test('serve: a certificate and key that do not go together are named in words before anything is opened', { skip: openssl.status === 0 ? false : 'openssl is not installed' }, async (tt) => {
+t.test('serve: a certificate and key that do not go together are named in words before anything is opened', { skip: OPENSSL_MISSING }, async (tt) => {
   const dir = dirOf(tt);
-  const pair = (name: string) => {
-    const files = { cert: join(dir, `${name}-cert.pem`), key: join(dir, `${name}-key.pem`) };
-    const made = spawnSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', files.key, '-out', files.cert,
-      '-days', '1', '-subj', '/CN=127.0.0.1',
-    ], { encoding: 'utf8' });
-    tt.equal(made.status, 0, made.stderr);
-    return files;
-  };
-  const one = pair('one');
-  const two = pair('two');
+  const one = selfSignedPair(dir, 'one');
+  const two = selfSignedPair(dir, 'two');
   const junk = join(dir, 'junk.pem');
   writeFileSync(junk, 'not a pem file\n');
   const dbPath = join(dir, 'never.sqlite');

@@ -1,10 +1,9 @@
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { toFetchHandler } from '../../adapters/fetch.js';
 import { createNodeServer, toNodeHandler } from '../../adapters/node-http.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
+import { OPENSSL_MISSING, selfSignedPair } from '../helpers/tls.js';
 
 // adapters/shared.ts: each adapter checks its options when it is made, with exact messages.
 
@@ -58,16 +57,10 @@ t.test('ADAPTERS: a misspelt option or a wrong type throws a TypeError naming it
   }
 });
 
-const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8' });
-t.test('ADAPTERS: createNodeServer names a tls cert or key that is no PEM, or a key of another certificate, in a TypeError (not an OpenSSL code)', { skip: openssl.status === 0 ? false : 'openssl is not installed' }, async (t) => {
+t.test('ADAPTERS: createNodeServer names a tls cert or key that is no PEM, or a key of another certificate, in a TypeError (not an OpenSSL code)', { skip: OPENSSL_MISSING }, async (t) => {
   const dir = t.testdir();
   const pair = (name: string): { cert: string; key: string } => {
-    const files = { cert: join(dir, `${name}-cert.pem`), key: join(dir, `${name}-key.pem`) };
-    const made = spawnSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', files.key, '-out', files.cert,
-      '-days', '1', '-subj', '/CN=127.0.0.1',
-    ], { encoding: 'utf8' });
-    t.equal(made.status, 0, made.stderr);
+    const files = selfSignedPair(dir, name);
     return { cert: readFileSync(files.cert, 'utf8'), key: readFileSync(files.key, 'utf8') };
   };
   const one = pair('one');
