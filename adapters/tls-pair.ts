@@ -20,7 +20,8 @@ export function tlsPairProblem(pair: TlsPair): 'cert' | 'key' | 'mismatch' | nul
       return true;
     }
   };
-  if (refused({ cert: pair.cert })) return 'cert';
-  if (refused({ key: pair.key })) return 'key';
+  // node takes an empty string for no certificate at all, and every handshake would then fail.
+  if (pair.cert.length === 0 || refused({ cert: pair.cert })) return 'cert';
+  if (pair.key.length === 0 || refused({ key: pair.key })) return 'key';
   return refused({ cert: pair.cert, key: pair.key }) ? 'mismatch' : null;
 }

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
 import { isScope, SCOPES } from '../lib/auth/scopes.js';
-import { removeDatabaseFiles } from '../lib/store/files.js';
 import { checkFlags, CommandError, DEFAULT_DB, env, fileCommand, type FlagOptions, parseId, report, summaryLine, USAGE, UsageError } from './command-line.js';
 import { withDb } from './database.js';
 
@@ -118,10 +117,9 @@ export async function backup(args: string[]): Promise<void> {
   const target = command.file;
   const source = command.db ?? env('WTA_DB') ?? DEFAULT_DB;
   const { backupDatabase } = await import('../lib/admin/backup.js');
-  const { pages } = await backupDatabase(source, target);
-  await report([`backed up ${source} to ${target} (${pages} pages, integrity ok)`]).catch((error: unknown) => {
-    // Like any failed command: no copy is left that its cron job believes was never made.
-    removeDatabaseFiles(target);
-    throw error instanceof CommandError ? new CommandError(`${error.message}; the copy was removed`) : error;
-  });
+  // Like any failed command: no copy is left that its cron job believes was never made.
+  await backupDatabase(source, target, ({ pages }) =>
+    report([`backed up ${source} to ${target} (${pages} pages, integrity ok)`]).catch((error: unknown) => {
+      throw error instanceof CommandError ? new CommandError(`${error.message}; the copy was removed`) : error;
+    }));
 }

@@ -53,7 +53,9 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
  * Runs a command on the database in one transaction that commits only once the command's report
  * is written: a token or summary that never reached the operator must not leave a change behind
  * (a client nobody knows the token of, a retried `client create` making two). Closed afterwards,
- * and abandoned (see OpenedDb) if anything fails.
+ * and abandoned (see OpenedDb) if anything fails. A command that only reads (`readOnly`) takes no
+ * write lock, which a busy server may hold for a moment, and ends its read before it reports, so
+ * a slow reader of the output holds up no checkpoint.
  */
 export async function withDb<T>(
   dbOption: string | undefined,
@@ -63,18 +65,27 @@ export async function withDb<T>(
 ): Promise<void> {
   const opened = await openDb(dbOption, mustExist);
   const { db } = opened;
+  let lines: readonly string[];
   try {
-    // A command that only reads needs no write lock, which a busy server may hold for a moment.
     db.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE');
-    const lines = reportOf(action(db));
-    await report(lines).catch((error: unknown) => {
-      throw error instanceof CommandError ? new CommandError(`${error.message}; nothing was changed`) : error;
-    });
-    db.exec('COMMIT');
+    lines = reportOf(action(db));
+    if (!readOnly) {
+      await report(lines).catch((error: unknown) => {
+        throw error instanceof CommandError ? new CommandError(`${error.message}; nothing was changed`) : error;
+      });
+      try {
+        db.exec('COMMIT');
+      } catch (error) {
+        // The report is out already: it must be taken back in so many words.
+        throw new CommandError(`the change could not be saved (${error instanceof Error ? error.message : String(error)}); nothing was changed, and what is printed above did not happen`);
+      }
+    }
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
     opened.abandon();
     throw error;
   }
+  if (db.inTransaction) db.exec('COMMIT');
   db.close();
+  if (readOnly) await report(lines);
 }

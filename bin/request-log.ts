@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { ResponseMeta, ServiceResponse } from '../lib/http/types.js';
 import { err } from './command-line.js';
@@ -76,20 +77,40 @@ export function requestLog() {
     },
     attach(server: Server): void {
       server.prependListener('connect', (req: IncomingMessage) => connectStarted.set(req, performance.now()));
+      // Answers still due on each connection. A pipelined request's response waits for the one
+      // before it and never gets the socket when the client goes: its own 'close' never comes.
+      const due = new WeakMap<Socket, Set<() => void>>();
+      const dueOn = (socket: Socket): Set<() => void> => {
+        let waiting = due.get(socket);
+        if (waiting === undefined) {
+          const pending = new Set<() => void>();
+          socket.once('close', () => {
+            for (const goneWith of pending) goneWith();
+          });
+          due.set(socket, pending);
+          waiting = pending;
+        }
+        return waiting;
+      };
       // Prepended: the adapter may answer synchronously, and the time taken counts from here.
       const logRequest = (req: IncomingMessage, res: ServerResponse): void => {
         const exchange: Exchange = { started: performance.now(), gone: false };
         exchanges.set(req, exchange);
+        const waiting = dueOn(req.socket);
+        const gone = (): void => {
+          waiting.delete(gone);
+          if (res.writableFinished || exchange.gone) return;
+          exchange.gone = true;
+          logUndelivered(req, exchange);
+        };
+        waiting.add(gone);
         res.once('finish', () => {
+          waiting.delete(gone);
           const { answer } = exchange;
           // The status written: an answer node or the adapter gave without the service has none.
           logLine({ method: req.method ?? null, meta: answer?.meta, status: res.statusCode, durationMs: performance.now() - exchange.started, traceId: answer?.traceId });
         });
-        res.once('close', () => {
-          if (res.writableFinished) return;
-          exchange.gone = true;
-          logUndelivered(req, exchange);
-        });
+        res.once('close', gone);
       };
       for (const event of ANSWERED_ON) server.prependListener(event, logRequest);
     },

@@ -218,7 +218,9 @@ t.test('backup FILE makes a consistent copy while the server runs on the same fi
   other.close();
   const notOurs = join(dirOf(tt), 'not-ours.sqlite');
   writeFileSync(notOurs, 'x');
-  for (const source of [foreign, notOurs]) {
+  const text = join(dirOf(tt), 'text.sqlite');
+  writeFileSync(text, 'Not a database, but long enough to have what would be a SQLite header.\n'.repeat(30));
+  for (const source of [foreign, notOurs, text]) {
     const refused = await run(['backup', join(dirOf(tt), 'refused', 'copy.sqlite'), '--db', source]);
     tt.equal(refused.code, 1, `${source}: refused`);
     tt.match(refused.stderr, /^error: .*\.sqlite is not a worker-task-api database$/m);
@@ -257,13 +259,20 @@ async function slowTracker(tt: TapTest) {
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, firstRequest, release };
 }
 
-t.test('a request whose client went away before the answer is logged once the service answers, with "delivered":false', async (tt) => {
+t.test('a request whose client went away before the answer is logged once the service answers, with "delivered":false, a pipelined one too', async (tt) => {
   const tracker = await slowTracker(tt);
   const { output, base } = await serve(tt, ['--db', fixtureDatabase(tt), '--source', `tracker=${tracker.base}/items/`]);
+  const etag = (await fetch(`${base}/api/v1/tasks/1`, { headers: AUTH })).headers.get('etag') ?? '';
   const socket = connect(Number(new URL(base).port), '127.0.0.1');
   socket.on('error', () => undefined);
-  // /tasks/available refreshes task 2's tracker item first: the request stays in flight.
-  socket.write(`GET /api/v1/tasks/available HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${SCOUT}\r\n\r\n`);
+  // /tasks/available refreshes task 2's tracker item first: the request stays in flight, and the
+  // note pipelined behind it is carried out, its answer queued behind the first.
+  const note = JSON.stringify({ text: 'pipelined' });
+  socket.write(
+    `GET /api/v1/tasks/available HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${SCOUT}\r\n\r\n` +
+      `POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${SCOUT}\r\nIf-Match: ${etag}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${note.length}\r\n\r\n${note}`,
+  );
   tt.equal(await tracker.firstRequest, '/items/T-1');
   socket.destroy();
   // Sent after the close, so read after it: once this is answered the server has seen the client go.
@@ -272,12 +281,14 @@ t.test('a request whose client went away before the answer is logged once the se
   await logEntry(output, health.headers.get('x-trace-id') ?? '');
   tt.notMatch(output.stderr, /"route":"\/api\/v1\/tasks\/available"/, 'no line while the service has not answered');
   tracker.release();
-  const line = await output.waitFor('stderr', /^.*"route":"\/api\/v1\/tasks\/available".*$/m);
-  const entry = JSON.parse(line[0]) as Record<string, unknown>;
-  tt.match(entry, { level: 'info', method: 'GET', status: 200, clientId: 1, delivered: false });
-  tt.type(entry['durationMs'], 'number');
-  tt.match(entry['traceId'], /^[0-9a-f]{32}$/, 'the trace id of the answer the client did not get');
-  tt.equal(output.stderr.split('"route":"/api/v1/tasks/available"').length - 1, 1, 'one line');
+  for (const [route, method, status] of [['/api/v1/tasks/available', 'GET', 200], ['/api/v1/tasks/{id}/notes', 'POST', 204]] as const) {
+    const line = await output.waitFor('stderr', new RegExp(`^.*"route":"${route.replace(/[/{}]/g, '\\$&')}".*$`, 'm'));
+    const entry = JSON.parse(line[0]) as Record<string, unknown>;
+    tt.match(entry, { level: 'info', method, status, clientId: 1, delivered: false }, `${method} ${route}`);
+    tt.type(entry['durationMs'], 'number');
+    tt.match(entry['traceId'], /^[0-9a-f]{32}$/, 'the trace id of the answer the client did not get');
+    tt.equal(output.stderr.split(`"route":"${route}"`).length - 1, 1, 'one line');
+  }
 });
 
 t.test('WTA_* configure serve; SIGTERM lets a request in flight finish, then closes the database and exits 0', async (tt) => {

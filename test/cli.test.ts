@@ -240,8 +240,26 @@ t.test('a command whose output nobody reads (| head -0) exits 1 without a stack 
   };
   await lost(['client', 'create', '--org', '1', '--name', 'lost', '--sponsor', '11', '--scope', 'tasks:read', '--db', path]);
   await lost(['client', 'rotate', '100', '--db', path]);
+  await lost(['client', 'revoke', '100', '--db', path]);
   tt.same(clients(), before, 'no client was made, and the rotated one keeps its token');
-  tt.equal(await identityStatus(path, DEMO_AGENT), 200, 'the token that was not replaced still works');
+  tt.equal(await identityStatus(path, DEMO_AGENT), 200, 'the token that was neither replaced nor revoked still works');
+
+  const fixture = join(dirname(path), 'renamed.json');
+  writeFileSync(fixture, JSON.stringify({ organisations: [{ id: 1, name: 'Renamed' }] }));
+  await lost(['load', fixture, '--db', path]);
+  const db = new Database(path, { readonly: true });
+  tt.equal(db.prepare('SELECT name FROM organisations WHERE id = 1').pluck().get(), 'Demo Org', 'the fixture was not loaded');
+  db.close();
+
+  const child = start(['backup', join(dirname(path), 'new', 'deeper', 'copy.sqlite'), '--db', path]);
+  child.stdout?.destroy();
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  tt.same(await exited(child), { code: 1, signal: null }, 'backup: exit 1');
+  tt.match(stderr, /^error: the output could not be written \(EPIPE\); the copy was removed$/m);
+  tt.notOk(existsSync(join(dirname(path), 'new')), 'no copy, and not the directories made for it');
 });
 
 t.test('client rotate invalidates the old token', async (tt) => {

@@ -20,7 +20,12 @@ export interface BackupSummary {
  * service's database is refused, an existing `target` is never overwritten, and a failed copy
  * is removed.
  */
-export async function backupDatabase(source: string, target: string): Promise<BackupSummary> {
+export async function backupDatabase(
+  source: string,
+  target: string,
+  /** The last step (the command line's report of it): when it fails, the copy is removed after all. */
+  confirm?: (summary: BackupSummary) => Promise<void>,
+): Promise<BackupSummary> {
   if (source === ':memory:') throw new AdminError('an in-memory database cannot be backed up');
   if (resolve(target) === resolve(source)) throw new AdminError('the backup file must not be the database itself');
   if (!existsSync(source)) throw new AdminError(`no database at ${source}`);
@@ -33,7 +38,9 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
     if (!holdsServiceSchema(db)) throw new AdminError(`${source} is not a worker-task-api database`);
   } catch (error) {
     db?.close();
-    throw error instanceof AdminError ? error : new AdminError(`cannot open database ${source}: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof AdminError) throw error;
+    if ((error as { code?: unknown }).code === 'SQLITE_NOTADB') throw new AdminError(`${source} is not a worker-task-api database`);
+    throw new AdminError(`cannot open database ${source}: ${error instanceof Error ? error.message : String(error)}`);
   }
   let createdDirectory: string | undefined;
   const removeCopy = (): void => {
@@ -74,5 +81,12 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
     removeCopy();
     throw new AdminError(`the copy ${target} failed its integrity check: ${String(integrity)}`);
   }
-  return { pages };
+  const summary = { pages };
+  try {
+    await confirm?.(summary);
+  } catch (error) {
+    removeCopy();
+    throw error;
+  }
+  return summary;
 }

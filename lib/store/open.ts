@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createPrivateFile, makeParents } from './files.js';
 import { holdsServiceSchema, migrate } from './migrations.js';
@@ -32,6 +32,7 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
     makeParents(dirname(resolve(db)));
     createPrivateFile(db);
   }
+  const companions = typeof db === 'string' ? missingCompanions(db) : [];
   const handle = typeof db === 'string' ? new Database(db) : db;
   if (prepared.has(handle)) return { db: handle, owned };
   try {
@@ -54,7 +55,12 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
   } catch (error) {
     if (owned) handle.close();
     // A migration that had to write to such a file fails the same way, in SQLite's words.
-    throw isSqliteError(error) && /^SQLITE_READONLY(_|$)/.test(error.code) ? readOnlyDatabase() : error;
+    const readOnly = error instanceof ReadOnlyDatabase || (isSqliteError(error) && /^SQLITE_READONLY(_|$)/.test(error.code));
+    if (!readOnly) throw error;
+    // Opening made them, and they would be this user's and read-only too: once the file is put
+    // right, they would keep the database refused.
+    for (const companion of companions) rmSync(companion, { force: true });
+    throw error instanceof ReadOnlyDatabase ? error : new ReadOnlyDatabase();
   }
   return { db: handle, owned };
 }
@@ -65,26 +71,41 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
  * file system, not by writing: that would wait for the write lock another process may hold.
  */
 function assertWritable(db: Db): void {
-  if (db.memory) return;
+  // Where SQLite keeps the file: absolute, whatever the working directory is now or a link points to.
+  const file = (db.pragma('database_list') as { name: string; file: string }[]).find((entry) => entry.name === 'main')?.file ?? '';
+  if (file === '') return;
   const mayWrite = (path: string): boolean => {
     try {
       accessSync(path, constants.W_OK);
       return true;
     } catch (error) {
-      // Only an existing file can be read-only; a name that is no file (a URI) is SQLite's to open.
+      // Only an existing file can be read-only: SQLite makes the -wal and -shm files when it needs them.
       return (error as NodeJS.ErrnoException).code === 'ENOENT';
     }
   };
-  if (db.readonly || ![db.name, `${db.name}-wal`, `${db.name}-shm`].every(mayWrite)) {
-    throw readOnlyDatabase();
+  if (db.readonly || ![file, `${file}-wal`, `${file}-shm`].every(mayWrite)) {
+    throw new ReadOnlyDatabase();
   }
 }
 
-function readOnlyDatabase(): Error {
-  return new Error(
-    'worker-task-api: the database is read-only to this process; the service writes to it, so it needs write ' +
-      'access to the file and its directory (for the -wal and -shm files)',
-  );
+class ReadOnlyDatabase extends Error {
+  constructor() {
+    super(
+      'worker-task-api: the database is read-only to this process; the service writes to it, so it needs write ' +
+        'access to the file and its directory (for the -wal and -shm files)',
+    );
+  }
+}
+
+/** The -wal and -shm files of the database at `path` (where its link points) that do not exist yet. */
+function missingCompanions(path: string): string[] {
+  let file: string;
+  try {
+    file = realpathSync(path);
+  } catch {
+    return [];
+  }
+  return [`${file}-wal`, `${file}-shm`].filter((companion) => !existsSync(companion));
 }
 
 /**

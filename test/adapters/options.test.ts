@@ -67,6 +67,8 @@ t.test('ADAPTERS: createNodeServer names a tls cert or key that is no PEM, or a 
   const two = pair('two');
   const server: Make = makers[2]![1];
   t.equal(thrown(server, { tls: { cert: 'x', key: 'y' } }), 'createNodeServer: options.tls.cert is not a PEM certificate');
+  t.equal(thrown(server, { tls: { cert: '', key: '' } }), 'createNodeServer: options.tls.cert is not a PEM certificate', 'empty');
+  t.equal(thrown(server, { tls: { cert: one.cert, key: '' } }), 'createNodeServer: options.tls.key is not a PEM private key (without a passphrase)', 'an empty key');
   t.equal(thrown(server, { tls: { cert: one.key, key: one.cert } }), 'createNodeServer: options.tls.cert is not a PEM certificate', 'swapped');
   t.equal(thrown(server, { tls: { cert: one.cert, key: 'y' } }), 'createNodeServer: options.tls.key is not a PEM private key (without a passphrase)');
   t.equal(thrown(server, { tls: { cert: one.cert, key: two.key } }), 'createNodeServer: options.tls.key is not the private key of options.tls.cert');

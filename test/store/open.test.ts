@@ -1,7 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backupDatabase } from '../../lib/admin/backup.js';
 import { createNewPrivateFile, makeParents, removeEmptyDirectories } from '../../lib/store/files.js';
@@ -112,7 +112,7 @@ t.test('STORE: a database opened read-only is refused in words when it is adopte
 
 // SQLite opens a file it may not write read-only without a word; root may write any file.
 const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-t.test('STORE: a database file this process may not write is refused at open, and left as it was', { skip: process.platform === 'win32' ? 'POSIX modes' : false }, async (t) => {
+t.test('STORE: a database file this process may not write is refused at open, also through a link, and left as it was', { skip: process.platform === 'win32' ? 'POSIX modes' : false }, async (t) => {
   const dir = t.testdir();
   chmodSync(dir, 0o777);
   const path = join(dir, 'db.sqlite');
@@ -120,17 +120,30 @@ t.test('STORE: a database file this process may not write is refused at open, an
   db.prepare('INSERT INTO organisations (id, name) VALUES (1, ?)').run('Acme');
   db.close();
   chmodSync(path, 0o444);
+  symlinkSync(path, join(dir, 'link.sqlite'));
   const before = readFileSync(path);
-  const script = `import { openDatabase } from ${JSON.stringify(new URL('../../lib/store/open.ts', import.meta.url).href)};
-try { openDatabase(${JSON.stringify(path)}); console.log('opened'); } catch (error) { console.log(error.message); }`;
-  // Through sh, which drops the NODE_OPTIONS tap adds to every child: its process-info hook would
-  // write where this user may not.
-  const child = spawnSync('/bin/sh', ['-c', 'unset NODE_OPTIONS; exec "$0" "$@"', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], {
-    encoding: 'utf8',
-    cwd: dir,
-    ...asUser,
-  });
-  t.equal(child.stderr, '', 'nothing on stderr');
-  t.match(child.stdout, READ_ONLY);
+  const openAs = (body: string): string[] => {
+    const script = `import { openDatabase } from ${JSON.stringify(new URL('../../lib/store/open.ts', import.meta.url).href)};
+import Database from 'better-sqlite3';
+const attempt = (db) => { try { openDatabase(db); console.log('opened'); } catch (error) { console.log(error.message); } };
+${body}`;
+    // Through sh, which drops the NODE_OPTIONS tap adds to every child: its process-info hook would
+    // write where this user may not.
+    const child = spawnSync('/bin/sh', ['-c', 'unset NODE_OPTIONS; exec "$0" "$@"', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      cwd: dir,
+      ...asUser,
+    });
+    t.equal(child.stderr, '', 'nothing on stderr');
+    return child.stdout.trim().split('\n');
+  };
+  const byName = openAs("attempt('db.sqlite'); attempt('link.sqlite');");
+  t.equal(byName.length, 2);
+  t.match(byName[0], READ_ONLY, 'by its name');
+  t.match(byName[1], READ_ONLY, 'through a link');
+  t.same(readdirSync(dir).sort(), ['db.sqlite', 'link.sqlite'], 'no -wal or -shm left that would keep it refused once put right');
+  // An embedder's handle, adopted after the working directory has changed.
+  const adopted = openAs("const handle = new Database('db.sqlite'); process.chdir('/'); attempt(handle); handle.close();");
+  t.match(adopted, [READ_ONLY], 'a handle adopted after a chdir');
   t.same(readFileSync(path), before, 'the file is unchanged');
 });
