@@ -77,7 +77,8 @@ export async function withDb<T>(
         db.exec('COMMIT');
       } catch (error) {
         // The report is out already: it must be taken back in so many words.
-        throw new CommandError(`the change could not be saved (${error instanceof Error ? error.message : String(error)}); nothing was changed, and what is printed above did not happen`);
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new CommandError(`the change could not be saved (${reason}); nothing was changed, and what is printed above did not happen`);
       }
     }
   } catch (error) {

@@ -23,7 +23,7 @@ interface Exchange {
   readonly started: number;
   /** What the service answered (through the adapter's onResponse), once it has. */
   answer?: { readonly meta: ResponseMeta | undefined; readonly status: number; readonly traceId: string | undefined };
-  /** The response closed before it was finished: the client went away. */
+  /** The client went away before the response was finished. */
   gone: boolean;
 }
 
