@@ -87,10 +87,11 @@ function checkMediaType(headers: RequestHeaders, bodyPresent: boolean): void {
     throw new ServiceError('unsupported_media_type', `content type ${contentType ?? '(none)'}`);
   }
   // RFC 9110 (15.5.16): a content coding the server does not undo is 415, rather than reading
-  // compressed bytes as JSON (a 400 that would blame the JSON) or taking a mislabelled body.
+  // compressed bytes as JSON (a 400 that would blame the JSON) or taking a mislabelled body; its
+  // Accept-Encoding (12.5.3) tells the client which coding would do, none.
   const coding = headers.get('content-encoding')?.trim().toLowerCase();
   if (coding !== undefined && coding !== '' && coding !== 'identity') {
-    throw new ServiceError('unsupported_media_type', `content coding ${coding}`);
+    throw new ServiceError('unsupported_media_type', `content coding ${coding}`, { 'accept-encoding': 'identity' });
   }
   // Hosts undo chunked framing only: node:http hands over a `gzip, chunked` body still compressed.
   const transferCoding = otherTransferCoding(headers.get('transfer-encoding'));

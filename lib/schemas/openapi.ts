@@ -95,7 +95,11 @@ const STATUS_RESPONSES: readonly { status: number; name: string; description: st
   { status: 409, name: 'Conflict', description: 'A business conflict.' },
   { status: 412, name: 'PreconditionFailed', description: 'stale_update: a malformed or stale task ETag or Incoming revision.', headers: ['ETag'] },
   { status: 413, name: 'PayloadTooLarge', description: 'request_too_large.' },
-  { status: 415, name: 'UnsupportedMediaType', description: 'unsupported_media_type: a body that is not application/json or application/*+json (charset utf-8 only), or has a Content-Encoding other than identity or a Transfer-Encoding other than chunked.' },
+  {
+    status: 415, name: 'UnsupportedMediaType',
+    description: 'unsupported_media_type: a body that is not application/json or application/*+json (charset utf-8 only), or has a Content-Encoding other than identity or a Transfer-Encoding other than chunked.',
+    headers: ['Accept-Encoding'],
+  },
   { status: 422, name: 'UnprocessableEntity', description: 'invalid_field, human_assignee_invalid or idempotency_key_required. The spec also lists validation_failed under 422; this service answers every validation_failed with 400.' },
   { status: 428, name: 'PreconditionRequired', description: 'precondition_required: If-Match missing.' },
   { status: 429, name: 'TooManyRequests', description: 'rate_limited.', headers: ['Retry-After'] },
@@ -109,6 +113,7 @@ const HEADERS: Record<string, JsonObject> = {
   'RateLimit-Policy': { description: 'The limit policy, "default";q=120;w=60.', schema: { type: 'string' } },
   'WWW-Authenticate': { description: 'Always Bearer.', schema: { type: 'string', enum: ['Bearer'] } },
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
+  'Accept-Encoding': { description: 'On a 415 for a Content-Encoding: identity, the only content coding request bodies may have.', schema: { type: 'string', enum: ['identity'] } },
   'Retry-After': {
     description: 'Whole seconds to wait, at least 1. 429: to the end of the rate-limit window. 503 temporarily_unavailable: 1 (the database was busy or full, or the service is shutting down). 503 source_unavailable: how long the failure keeps the task out of GET /tasks/available (15 by default).',
     schema: { type: 'integer', minimum: 1 },

@@ -78,7 +78,7 @@ export function openApiProblems(method: string, url: string, response: CheckedRe
     }
   }
   for (const header of declaredHeaders) {
-    const optional = ['Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Warning', 'ETag'].includes(header);
+    const optional = ['Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Warning', 'ETag', 'Accept-Encoding'].includes(header);
     if (!optional && response.headers[header.toLowerCase()] === undefined) problems.push(`${method} ${url}: header ${header} missing`);
   }
   if (schemaPointer !== undefined) {

@@ -100,8 +100,12 @@ t.test('PIPELINE: the handler gets the parsed id and body; a body operation chec
   t.equal(contexts[0]?.id, 42);
   t.same(contexts[0]?.body, { value: { text: 'hi' }, canonical: '{"text":"hi"}' });
   t.equal(contexts[0]?.operation.operationId, 'appendNote');
-  expectProblem(t, await handle({ method: 'POST', url: '/api/v1/tasks/42/notes', headers: { ...auth(TOKENS.ada), 'content-type': 'text/plain' }, body: '{"text":"hi"}' }),
-    'unsupported_media_type', 'text/plain');
+  const wrongType = await handle({ method: 'POST', url: '/api/v1/tasks/42/notes', headers: { ...auth(TOKENS.ada), 'content-type': 'text/plain' }, body: '{"text":"hi"}' });
+  expectProblem(t, wrongType, 'unsupported_media_type', 'text/plain');
+  t.equal(wrongType.headers['accept-encoding'], undefined, 'a wrong media type names no coding');
+  const gzip = await handle({ method: 'POST', url: '/api/v1/tasks/42/notes', headers: { ...json, 'content-encoding': 'gzip' }, body: '{"text":"hi"}' });
+  expectProblem(t, gzip, 'unsupported_media_type', 'Content-Encoding: gzip');
+  t.equal(gzip.headers['accept-encoding'], 'identity', 'a content coding is answered with the one coding taken (RFC 9110 15.5.16)');
   expectProblem(t, await handle({ method: 'POST', url: '/api/v1/tasks/42/notes', headers: { ...auth(TOKENS.readOnly), 'content-type': 'text/plain' }, body: 'x' }),
     'permission_denied', 'scope before media type');
   expectProblem(t, await handle({ method: 'POST', url: '/api/v1/tasks/0/notes', headers: { ...auth(TOKENS.ada), 'content-type': 'text/plain' }, body: 'x' }),
