@@ -305,7 +305,7 @@ t.test('client commands on a missing database exit 1 naming it and create no fil
   }
 });
 
-t.test('client commands on another application\'s database (or an empty file) exit 1 naming it and change nothing', async (tt) => {
+t.test('client commands on another application\'s database (or an empty file, or text) exit 1 naming it and change nothing', async (tt) => {
   const dir = tt.testdir();
   const other = join(dir, 'other.sqlite');
   const foreign = new Database(other);
@@ -319,9 +319,12 @@ t.test('client commands on another application\'s database (or an empty file) ex
   inWal.close();
   const empty = join(dir, 'empty.sqlite');
   writeFileSync(empty, '');
+  // Text that is no SQLite file at all, long enough to hold what would be a header.
+  const text = join(dir, 'text.sqlite');
+  writeFileSync(text, 'Not a database.\n'.repeat(100));
   // Every client command shares the check: all three on one file, `list` on the others.
   const commands = [['list'], ['create', '--org', '1', '--name', 'x', '--sponsor', '11', '--scope', 'tasks:read'], ['revoke', '100']];
-  for (const [file, tried] of [[other, commands], [empty, commands.slice(0, 1)], [walled, commands.slice(0, 1)]] as const) {
+  for (const [file, tried] of [[other, commands], [empty, commands.slice(0, 1)], [walled, commands.slice(0, 1)], [text, commands]] as const) {
     for (const args of tried) {
       const result = await run(['client', ...args, '--db', file]);
       tt.equal(result.code, 1, `client ${args[0] ?? ''}: exit 1`);
@@ -334,7 +337,7 @@ t.test('client commands on another application\'s database (or an empty file) ex
   tt.equal(after.pragma('journal_mode', { simple: true }), 'delete');
   after.close();
   tt.equal(readFileSync(empty).length, 0, 'the empty file stays empty');
-  tt.strictSame(readdirSync(dir).sort(), ['empty.sqlite', 'other.sqlite', 'walled.sqlite'], 'no -wal, -shm or journal files left beside them');
+  tt.strictSame(readdirSync(dir).sort(), ['empty.sqlite', 'other.sqlite', 'text.sqlite', 'walled.sqlite'], 'no -wal, -shm or journal files left beside them');
 });
 
 t.test('backup under a directory that cannot be created fails at once and leaves nothing', { skip: existsSync('/proc/self') ? false : 'no /proc' }, async (tt) => {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { accessSync, constants, existsSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createPrivateFile, makeParents } from './files.js';
 import { holdsServiceSchema, migrate } from './migrations.js';
@@ -32,7 +32,6 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
     makeParents(dirname(resolve(db)));
     createPrivateFile(db);
   }
-  const companions = typeof db === 'string' ? missingCompanions(db) : [];
   const handle = typeof db === 'string' ? new Database(db) : db;
   if (prepared.has(handle)) return { db: handle, owned };
   try {
@@ -40,6 +39,9 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
     // date, and the handle is set up in full the next time it is adopted outside one.
     const settle = !handle.inTransaction;
     if (settle) {
+      // Before SQLite reads the file: a read would leave -wal and -shm files this process may not
+      // remove, which would keep the database refused once its mode is put right.
+      assertWritable(handle);
       handle.pragma('foreign_keys = ON');
       handle.pragma('busy_timeout = 5000');
       handle.pragma('synchronous = FULL');
@@ -49,18 +51,13 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
       // After the migration, which refuses another application's database: its file stays in the
       // journal mode it had.
       if (!handle.memory) handle.pragma('journal_mode = WAL');
-      assertWritable(handle);
       prepared.add(handle);
     }
   } catch (error) {
     if (owned) handle.close();
-    // A migration that had to write to such a file fails the same way, in SQLite's words.
-    const readOnly = error instanceof ReadOnlyDatabase || (isSqliteError(error) && /^SQLITE_READONLY(_|$)/.test(error.code));
-    if (!readOnly) throw error;
-    // Opening made them, and they would be this user's and read-only too: once the file is put
-    // right, they would keep the database refused.
-    for (const companion of companions) rmSync(companion, { force: true });
-    throw error instanceof ReadOnlyDatabase ? error : new ReadOnlyDatabase();
+    // What the file system did not tell (a directory where the -wal file cannot be made) fails
+    // the same way, in SQLite's words.
+    throw isSqliteError(error) && /^SQLITE_READONLY(_|$)/.test(error.code) ? new ReadOnlyDatabase() : error;
   }
   return { db: handle, owned };
 }
@@ -73,8 +70,12 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
 function assertWritable(db: Db): void {
   // Where SQLite keeps the file: absolute, whatever the working directory is now or a link points to.
   const file = (db.pragma('database_list') as { name: string; file: string }[]).find((entry) => entry.name === 'main')?.file ?? '';
-  if (file === '') return;
-  const mayWrite = (path: string): boolean => {
+  if (db.readonly || (file !== '' && !mayWriteDatabase(file))) throw new ReadOnlyDatabase();
+}
+
+/** Whether this process may write the database file at `file` and its -wal and -shm files. */
+function mayWriteDatabase(file: string): boolean {
+  return [file, `${file}-wal`, `${file}-shm`].every((path) => {
     try {
       accessSync(path, constants.W_OK);
       return true;
@@ -82,10 +83,7 @@ function assertWritable(db: Db): void {
       // Only an existing file can be read-only: SQLite makes the -wal and -shm files when it needs them.
       return (error as NodeJS.ErrnoException).code === 'ENOENT';
     }
-  };
-  if (db.readonly || ![file, `${file}-wal`, `${file}-shm`].every(mayWrite)) {
-    throw new ReadOnlyDatabase();
-  }
+  });
 }
 
 class ReadOnlyDatabase extends Error {
@@ -97,30 +95,24 @@ class ReadOnlyDatabase extends Error {
   }
 }
 
-/** The -wal and -shm files of the database at `path` (where its link points) that do not exist yet. */
-function missingCompanions(path: string): string[] {
-  let file: string;
-  try {
-    file = realpathSync(path);
-  } catch {
-    return [];
-  }
-  return [`${file}-wal`, `${file}-shm`].filter((companion) => !existsSync(companion));
-}
-
 /**
  * Whether the file at `path` holds the service's schema, looked at without writing anything. A
- * file SQLite cannot read counts as holding it: openDatabase then says what is wrong.
+ * file that is no SQLite database at all does not; one this process cannot read or write counts
+ * as holding it: openDatabase then says what is wrong.
  */
 export function fileHoldsServiceSchema(path: string): boolean {
   let db: Db | undefined;
   try {
+    // A file this process may not write is not read either: reading it would leave -wal and -shm
+    // files behind (see assertWritable), and openDatabase refuses it anyway.
+    if (!mayWriteDatabase(realpathSync(path))) return true;
     // Not `readonly`: on a database in WAL mode a read-only connection creates -wal and -shm files
     // and cannot remove them; this one, the last to close, takes them away again.
     db = new Database(path, { fileMustExist: true });
     return holdsServiceSchema(db);
-  } catch {
-    return true;
+  } catch (error) {
+    // Text, or random bytes: certainly not the service's. Other failures are openDatabase's to name.
+    return !(isSqliteError(error) && error.code === 'SQLITE_NOTADB');
   } finally {
     db?.close();
   }

@@ -123,7 +123,7 @@ t.test('STORE: a database file this process may not write is refused at open, al
   symlinkSync(path, join(dir, 'link.sqlite'));
   const before = readFileSync(path);
   const openAs = (body: string): string[] => {
-    const script = `import { openDatabase } from ${JSON.stringify(new URL('../../lib/store/open.ts', import.meta.url).href)};
+    const script = `import { fileHoldsServiceSchema, openDatabase } from ${JSON.stringify(new URL('../../lib/store/open.ts', import.meta.url).href)};
 import Database from 'better-sqlite3';
 const attempt = (db) => { try { openDatabase(db); console.log('opened'); } catch (error) { console.log(error.message); } };
 ${body}`;
@@ -137,13 +137,17 @@ ${body}`;
     t.equal(child.stderr, '', 'nothing on stderr');
     return child.stdout.trim().split('\n');
   };
-  const byName = openAs("attempt('db.sqlite'); attempt('link.sqlite');");
-  t.equal(byName.length, 2);
+  const byName = openAs("attempt('db.sqlite'); attempt('link.sqlite'); console.log(fileHoldsServiceSchema('link.sqlite'));");
+  t.equal(byName.length, 3);
   t.match(byName[0], READ_ONLY, 'by its name');
   t.match(byName[1], READ_ONLY, 'through a link');
-  t.same(readdirSync(dir).sort(), ['db.sqlite', 'link.sqlite'], 'no -wal or -shm left that would keep it refused once put right');
+  t.equal(byName[2], 'true', 'the command line\'s look at its schema leaves it to openDatabase to refuse');
+  // No read happened: SQLite would have made -wal and -shm files this user cannot remove, which
+  // would keep the database refused once its mode is put right.
+  t.same(readdirSync(dir).sort(), ['db.sqlite', 'link.sqlite'], 'no -wal or -shm left');
   // An embedder's handle, adopted after the working directory has changed.
   const adopted = openAs("const handle = new Database('db.sqlite'); process.chdir('/'); attempt(handle); handle.close();");
   t.match(adopted, [READ_ONLY], 'a handle adopted after a chdir');
+  t.same(readdirSync(dir).sort(), ['db.sqlite', 'link.sqlite'], 'no -wal or -shm left by the adopted handle either');
   t.same(readFileSync(path), before, 'the file is unchanged');
 });
