@@ -350,7 +350,7 @@ t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment
 });
 
 t.test('serve --tls-cert/--tls-key (or WTA_TLS_CERT/WTA_TLS_KEY) serves HTTPS, /healthz included', { skip: OPENSSL_MISSING }, async (tt) => {
-  const { cert, key } = selfSignedPair(dirOf(tt), 'server');
+  const { cert, key } = selfSignedPair(tt, dirOf(tt), 'server');
   const { base, output } = await serve(tt, ['--db', fixtureDatabase(tt), '--host', '127.0.0.1'], { WTA_TLS_CERT: cert, WTA_TLS_KEY: key });
   tt.match(base, /^https:\/\/127\.0\.0\.1:\d+$/, 'prints an https URL');
   const get = (path: string, headers: Record<string, string> = {}) =>
@@ -371,8 +371,8 @@ t.test('serve --tls-cert/--tls-key (or WTA_TLS_CERT/WTA_TLS_KEY) serves HTTPS, /
 
 t.test('serve: a certificate and key that do not go together are named in words before anything is opened', { skip: OPENSSL_MISSING }, async (tt) => {
   const dir = dirOf(tt);
-  const one = selfSignedPair(dir, 'one');
-  const two = selfSignedPair(dir, 'two');
+  const one = selfSignedPair(tt, dir, 'one');
+  const two = selfSignedPair(tt, dir, 'two');
   const junk = join(dir, 'junk.pem');
   writeFileSync(junk, 'not a pem file\n');
   const dbPath = join(dir, 'never.sqlite');

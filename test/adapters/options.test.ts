@@ -60,7 +60,7 @@ t.test('ADAPTERS: a misspelt option or a wrong type throws a TypeError naming it
 t.test('ADAPTERS: createNodeServer names a tls cert or key that is no PEM, or a key of another certificate, in a TypeError (not an OpenSSL code)', { skip: OPENSSL_MISSING }, async (t) => {
   const dir = t.testdir();
   const pair = (name: string): { cert: string; key: string } => {
-    const files = selfSignedPair(dir, name);
+    const files = selfSignedPair(t, dir, name);
     return { cert: readFileSync(files.cert, 'utf8'), key: readFileSync(files.key, 'utf8') };
   };
   const one = pair('one');
