@@ -133,7 +133,7 @@ t.test('SOURCES: a hung source cannot hold a claim or the offer list longer than
   expectProblem(t, await claimed, 'source_unavailable', 'a hung source, at the deadline');
   t.equal(leases(h, 1), 0);
 
-  h.clock.advance(15_000);
+  h.clock.advance(15_001);
   const listed = h.call('GET', `${API}/tasks/available`);
   await turns(() => stub.gets('T-1').length === 2);
   h.clock.advance(200);
@@ -266,7 +266,7 @@ t.test('SOURCES: the offer and waiting lists call a provider after their read tr
   const { h } = await sourceWorld(t, { links: { 1: [{ providerKey: 'watching', itemId: 'W-1' }] }, service: { sources: { watching } } });
   db = h.db;
   t.equal((await h.call('GET', `${API}/tasks/available`)).status, 200);
-  h.clock.advance(15_000);
+  h.clock.advance(15_001);
   t.equal((await h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': await etagOf(h, 1) }, body: { isWaiting: true } })).status, 204);
   t.equal((await h.call('GET', `${API}/tasks/waiting`)).status, 200);
   t.strictSame(seen, [false, false], 'both lists refreshed the item outside any transaction');

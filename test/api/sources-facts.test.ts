@@ -14,7 +14,9 @@ import { sourceWorld, type StubFailure } from '../helpers/stub-tracker.js';
  */
 
 const NOW = '2026-11-16T10:00:00.000Z';
-const SECONDS_15 = 15_000;
+/** The age at which a refresh still counts (contract 9: at most 15 s old), and just past it. */
+const MAX_AGE_MS = 15_000;
+const PAST_MAX_AGE_MS = MAX_AGE_MS + 1;
 
 async function available(h: Harness): Promise<{ id: number; [member: string]: unknown }[]> {
   const response = await h.call('GET', `${API}/tasks/available`);
@@ -59,12 +61,12 @@ t.test('SOURCES: the first successful refresh sets the baseline and records no c
   t.equal(task.requiresAttention, false);
   t.equal(workspaceVersion(h), version, 'no change recorded, no version bump');
 
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   await available(h);
   t.equal(stub.gets('T-1').length, 2, 'refreshed again');
   const again = await readTask(h, 1);
   t.strictSame(again.externalChanges, [], 'the same facts again record nothing');
-  t.equal(again.externalContext[0].lastSuccessUtc, '2026-11-16T10:00:15.000Z', 'lastSuccessUtc moves on');
+  t.equal(again.externalContext[0].lastSuccessUtc, '2026-11-16T10:00:15.001Z', 'lastSuccessUtc moves on');
 });
 
 t.test('SOURCES: facts with lone surrogates read as U+FFFD and, sent again unchanged, record no change', async (t) => {
@@ -74,7 +76,7 @@ t.test('SOURCES: facts with lone surrogates read as U+FFFD and, sent again uncha
   const version = workspaceVersion(h);
   await available(h);
   for (let round = 0; round < 2; round += 1) {
-    h.clock.advance(SECONDS_15);
+    h.clock.advance(PAST_MAX_AGE_MS);
     await available(h);
   }
   t.equal(stub.gets('T-1').length, 3, 'refreshed three times');
@@ -98,7 +100,7 @@ t.test('SOURCES: unknown members in the provider\'s JSON are ignored and never a
   });
   const list = await h.call('GET', `${API}/tasks/available`);
   t.equal(list.status, 200);
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   stub.setItem('T-1', { title: 'Tracker one v2', description: 'D', businessStatus: 'open', secret: 'raw-secret-value', more: 'raw-more' });
   const after = await h.call('GET', `${API}/tasks/available`);
   const task = await h.call('GET', `${API}/tasks/1`);
@@ -125,7 +127,7 @@ t.test('SOURCES: changed facts record one source change per changed item and one
   const oldEtag = await etagOf(h, 1);
   const version = workspaceVersion(h);
 
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   stub.setItem('T-1', { title: 'One, renamed', description: 'first', businessStatus: 'open' });
   stub.setItem('T-2', { title: 'Two', businessStatus: 'closed' });
   const offered = await available(h);
@@ -138,12 +140,12 @@ t.test('SOURCES: changed facts record one source change per changed item and one
     incomingId: null, kind: 'source',
     before: { title: 'One', description: 'first', businessStatus: 'open' },
     after: { title: 'One, renamed', description: 'first', businessStatus: 'open' },
-    response: null, author: null, occurredUtc: '2026-11-16T10:00:15.000Z', receivedUtc: '2026-11-16T10:00:15.000Z', acknowledgedUtc: null,
+    response: null, author: null, occurredUtc: '2026-11-16T10:00:15.001Z', receivedUtc: '2026-11-16T10:00:15.001Z', acknowledgedUtc: null,
   });
   t.strictSame(task.externalChanges[1].before, { title: 'Two', description: null, businessStatus: 'open' });
   t.strictSame(task.externalChanges[1].after, { title: 'Two', description: null, businessStatus: 'closed' });
   t.strictSame(task.sourceActivations, [{
-    activatedUtc: '2026-11-16T10:00:15.000Z',
+    activatedUtc: '2026-11-16T10:00:15.001Z',
     sources: [
       { title: 'One, renamed', description: 'first', businessStatus: 'open' },
       { title: 'Two', description: null, businessStatus: 'closed' },
@@ -157,7 +159,7 @@ t.test('SOURCES: changed facts record one source change per changed item and one
   t.equal(stale.headers['etag'], task.etag, 'the 412 carries the current ETag');
 
   // A change on one item while another fails: the activation lists the available sources only.
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   stub.setItem('T-1', { title: 'One, again', description: 'first', businessStatus: 'open' });
   stub.failRefresh('T-3', { kind: 'status', status: 500 });
   const without = await available(h);
@@ -173,7 +175,7 @@ t.test('SOURCES: changed facts record one source change per changed item and one
 t.test('SOURCES: acknowledging a source change through external evaluation clears requiresAttention', async (t) => {
   const { h, stub } = await sourceWorld(t);
   await available(h);
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   stub.setItem('T-1', { title: 'Tracker one, changed' });
   await available(h);
   const task = await readTask(h, 1);
@@ -187,7 +189,7 @@ t.test('SOURCES: acknowledging a source change through external evaluation clear
   t.equal(workspaceVersion(h), version + 1, 'acknowledging is a mutation');
   const after = await readTask(h, 1);
   t.equal(after.requiresAttention, false);
-  t.equal(after.externalChanges[0].acknowledgedUtc, '2026-11-16T10:00:15.000Z');
+  t.equal(after.externalChanges[0].acknowledgedUtc, '2026-11-16T10:00:15.001Z');
   const again = await h.call('POST', `${API}/tasks/1/external-evaluation`, {
     headers: { 'if-match': after.etag, 'idempotency-key': 'ack-2' }, body: { decision: 'acknowledge', eventId },
   });
@@ -210,16 +212,29 @@ t.test('SOURCES: /tasks/available refreshes stale linked sources before offering
   t.equal((await readTask(h, 1)).externalContext[0].facts.title, 'Tracker one', 'the offered task shows the fresh facts');
 });
 
-t.test('SOURCES: /tasks/available reuses refresh results younger than 15 s and refreshes again after', async (t) => {
+t.test('SOURCES: /tasks/available reuses refresh results at most 15 s old and refreshes again after', async (t) => {
   const { h, stub } = await sourceWorld(t);
   await offered(h);
-  h.clock.advance(SECONDS_15 - 1);
+  h.clock.advance(MAX_AGE_MS);
   t.strictSame(await offered(h), [4, 1, 8, 3]);
-  t.equal(stub.gets('T-1').length, 1, 'no second GET within 15 s');
+  t.equal(stub.gets('T-1').length, 1, 'no second GET at 15 s');
   h.clock.advance(1);
   t.strictSame(await offered(h), [4, 1, 8, 3]);
-  t.equal(stub.gets('T-1').length, 2, 'a GET again at 15 s');
+  t.equal(stub.gets('T-1').length, 2, 'a GET again once older than 15 s');
   t.equal(stub.gets('T-2').length, 2);
+});
+
+t.test('SOURCES: an offer list reused from the cache at 15 s is not reused a fraction of a millisecond later', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  await offered(h);
+  h.clock.advance(MAX_AGE_MS - 1);
+  await offered(h);
+  h.clock.advance(1);
+  await offered(h);
+  t.equal(stub.gets('T-1').length, 1, 'no second GET up to 15 s');
+  h.clock.advance(0.25);
+  await offered(h);
+  t.equal(stub.gets('T-1').length, 2, 'a GET 15.00025 s after the last');
 });
 
 t.test('SOURCES: /tasks/available refreshes different items concurrently', async (t) => {
@@ -256,7 +271,7 @@ t.test('SOURCES: /tasks/available omits a task whose source fails, remembers the
       t.strictSame(await offered(h), [4, 1, 8, 3], 'first, all good');
       const before = await readTask(h, 1);
 
-      h.clock.advance(SECONDS_15);
+      h.clock.advance(PAST_MAX_AGE_MS);
       stub.failRefresh('T-1', failure);
       t.strictSame(await offered(h), [4, 8, 3], 'task 1 is omitted, the others are offered');
       t.equal(stub.gets('T-1').length, 2);
@@ -267,7 +282,7 @@ t.test('SOURCES: /tasks/available omits a task whose source fails, remembers the
       t.strictSame(failed.externalChanges, [], 'a failure records no change');
 
       stub.failRefresh('T-1', null);
-      h.clock.advance(SECONDS_15 - 1);
+      h.clock.advance(MAX_AGE_MS);
       t.strictSame(await offered(h), [4, 8, 3], 'still omitted inside the window, although the source is back');
       t.equal(stub.gets('T-1').length, 2, 'no new GET inside the window');
       h.clock.advance(1);
@@ -292,7 +307,10 @@ t.test('SOURCES: the sourceMaxAgeMs option changes how long a refresh counts whe
     t.equal(stub.gets('T-1').length, 1, 'no GET at 30 s');
     h.clock.advance(30_000);
     await offered(h);
-    t.equal(stub.gets('T-1').length, 2, 'a GET at 60 s');
+    t.equal(stub.gets('T-1').length, 1, 'no GET at 60 s');
+    h.clock.advance(1);
+    await offered(h);
+    t.equal(stub.gets('T-1').length, 2, 'a GET once older than 60 s');
   });
   await t.test('0: every list refreshes', async (t) => {
     const { h, stub } = await sourceWorld(t, { service: { sourceMaxAgeMs: 0 } });
@@ -306,7 +324,7 @@ t.test('SOURCES: the sourceMaxAgeMs option changes how long a refresh counts whe
     stub.failRefresh('T-1', { kind: 'status', status: 500 });
     t.strictSame(await offered(h), [4, 8, 3]);
     stub.failRefresh('T-1', null);
-    h.clock.advance(4_999);
+    h.clock.advance(5_000);
     t.strictSame(await offered(h), [4, 8, 3], 'remembered for 5 s');
     h.clock.advance(1);
     t.strictSame(await offered(h), [4, 1, 8, 3], 'tried again after 5 s');

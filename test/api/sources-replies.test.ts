@@ -12,7 +12,8 @@ import { sourceWorld, type SourceWorld } from '../helpers/stub-tracker.js';
  */
 
 const GRACE = 11;
-const SECONDS_15 = 15_000;
+/** Just past the age at which a refresh still counts (contract 9: at most 15 s old). */
+const PAST_MAX_AGE_MS = 15_001;
 let keys = 0;
 const key = (what: string) => `${what}-${(keys += 1)}`;
 
@@ -124,7 +125,7 @@ t.test('SOURCES: a reply to a published request becomes a reply change and marks
   stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace in the tracker', text: 'Go with B', createdUtc: '2026-11-16T09:59:00.000Z' });
   stub.addReply('T-1', { id: 'reply-2', inReplyTo: 'some-other-ref', author: 'Someone', text: 'Unrelated' });
   stub.addReply('T-1', { id: 'reply-3', inReplyTo: null, author: 'Someone', text: 'A comment' });
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   await h.call('GET', `${API}/tasks/available`);
   t.equal(workspaceVersion(h), version + 1, 'the reply bumped the version once');
 
@@ -133,18 +134,18 @@ t.test('SOURCES: a reply to a published request becomes a reply change and marks
   t.strictSame(task.externalChanges[0], {
     id: task.externalChanges[0].id, incomingId, kind: 'reply', before: null, after: null,
     response: 'Go with B', author: 'Grace in the tracker', occurredUtc: '2026-11-16T09:59:00.000Z',
-    receivedUtc: '2026-11-16T10:00:15.000Z', acknowledgedUtc: null,
+    receivedUtc: '2026-11-16T10:00:15.001Z', acknowledgedUtc: null,
   });
   t.strictSame(task.sourceActivations, [], 'a reply is not an activation');
   t.equal(task.requiresAttention, true);
-  t.match(task.responsesAwaitingEvaluation, [{ id: incomingId, assistanceStageId: stageId, response: 'Go with B', respondedAtUtc: '2026-11-16T10:00:15.000Z' }]);
+  t.match(task.responsesAwaitingEvaluation, [{ id: incomingId, assistanceStageId: stageId, response: 'Go with B', respondedAtUtc: '2026-11-16T10:00:15.001Z' }]);
   const detail = await humanRequest(h, stageId);
-  t.match(detail, { responseState: 'responded', response: 'Go with B', lifecycle: 'floating', status: 'Ready', respondedAtUtc: '2026-11-16T10:00:15.000Z' },
+  t.match(detail, { responseState: 'responded', response: 'Go with B', lifecycle: 'floating', status: 'Ready', respondedAtUtc: '2026-11-16T10:00:15.001Z' },
     'responded, the lifecycle unchanged');
 
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   await h.call('GET', `${API}/tasks/available`);
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   await h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': key('claim') } });
   t.ok(stub.gets('T-1').length >= 4, 'seen again by later refreshes');
   t.equal((await readTask(h, 1)).externalChanges.length, 1, 'the reply is recorded once however often it is seen');
@@ -156,13 +157,13 @@ t.test('SOURCES: a reply time with an offset is the instant it names; a bare or 
   stub.addReply('T-1', { id: 'offset', inReplyTo: ref, author: 'A', text: 'one', createdUtc: '2026-11-16T10:59:00+01:00' });
   stub.addReply('T-1', { id: 'bare', inReplyTo: ref, author: 'B', text: 'two', createdUtc: '2026-11-16T09:00:00' });
   stub.addReply('T-1', { id: 'beyond', inReplyTo: ref, author: 'C', text: 'three', createdUtc: '0000-01-01T00:30:00+01:00' });
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   await h.call('GET', `${API}/tasks/available`);
   const changes = (await readTask(h, 1)).externalChanges as { author: string; occurredUtc: string }[];
   t.same(changes.map(({ author, occurredUtc }) => [author, occurredUtc]), [
     ['A', '2026-11-16T09:59:00.000Z'],
-    ['B', '2026-11-16T10:00:15.000Z'],
-    ['C', '2026-11-16T10:00:15.000Z'],
+    ['B', '2026-11-16T10:00:15.001Z'],
+    ['C', '2026-11-16T10:00:15.001Z'],
   ]);
 });
 
@@ -170,7 +171,7 @@ t.test('SOURCES: a reply over 20000 characters is the response cut to 20000 code
   const { h, stub, ref, stageId } = await published(t);
   const long = `${'a'.repeat(19_999)}\u{1F600}\u{1F600}`;
   stub.addReply('T-1', { id: 'long', inReplyTo: ref, author: 'A', text: long });
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   t.equal((await h.call('GET', `${API}/tasks/available`)).status, 200, 'the refresh that finds it');
   t.equal((await h.call('GET', `${API}/tasks/waiting`)).status, 200);
   const detail = await humanRequest(h, stageId);
@@ -228,7 +229,7 @@ t.test('SOURCES: a followup evaluation on a published request publishes the foll
   // A reply to the follow-up's own ref answers the same request.
   const second = stub.refs[1] ?? '';
   stub.addReply('T-1', { id: 'r2', inReplyTo: second, author: 'Grace', text: 'Because' });
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   await h.call('GET', `${API}/tasks/available`);
   t.match(await humanRequest(h, stageId), { responseState: 'responded', response: 'Because' });
   t.equal((await readTask(h, 1)).externalChanges.length, 2);
@@ -324,7 +325,7 @@ t.test('SOURCES: polling the waiting list picks up replies to a non-blocking req
   t.equal(claim.status, 200, 'task 1 is leased, so no offer list refreshes it');
   const seen = stub.gets('T-1').length;
   stub.addReply('T-1', { id: 'r1', inReplyTo: ref, author: 'Grace', text: 'Yes' });
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   const waiting = await h.call('GET', `${API}/tasks/waiting`);
   t.notOk(waiting.json.some((task: { id: number }) => task.id === 1), 'task 1 is not waiting');
   t.equal(stub.gets('T-1').length, seen + 1, 'the waiting list refreshed the item a reply is expected from');
@@ -333,7 +334,7 @@ t.test('SOURCES: polling the waiting list picks up replies to a non-blocking req
 
   await h.call('GET', `${API}/tasks/waiting`);
   t.equal(stub.gets('T-1').length, seen + 1, 'a responded request expects nothing more');
-  h.clock.advance(SECONDS_15);
+  h.clock.advance(PAST_MAX_AGE_MS);
   await h.call('GET', `${API}/tasks/waiting`);
   t.equal(stub.gets('T-1').length, seen + 1, 'not even once the refresh is old');
 });
@@ -369,7 +370,7 @@ t.test('SOURCES: no response contains the provider\'s base URL, port, publicatio
   const detail = await call('GET', `/human-requests/${asked.json.id}`);
   stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace', text: 'Answer', rawReplyMember: 'raw-reply-value' });
   stub.setItem('T-2', { title: 'Tracker two, changed', rawSecretMember: 'raw-value-3' });
-  h.clock.advance(15_000);
+  h.clock.advance(PAST_MAX_AGE_MS);
   await call('GET', '/tasks/available');
   await call('GET', '/tasks/waiting');
   await call('GET', '/tasks/1');

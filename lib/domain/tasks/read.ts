@@ -52,15 +52,21 @@ export function taskReads(deps: TaskReadDependencies) {
     return { value, validUntil: Math.min(until, remaining.validUntil()) };
   }
 
-  /** When the oldest of these items becomes too old to offer without a refresh. */
+  /**
+   * When the oldest of these items becomes too old to offer without a refresh: an answer holds
+   * until then, exclusive, so while its age is at most `maxAgeMs` (contract 9), to the last
+   * fraction of a millisecond a clock may answer.
+   */
   function freshUntil(items: readonly TaskSourceRow[]): number {
     let until = Number.POSITIVE_INFINITY;
-    for (const item of items) if (item.lastAttemptUtc !== null) until = Math.min(until, item.lastAttemptUtc + deps.sources.maxAgeMs);
+    for (const item of items) if (item.lastAttemptUtc !== null) until = Math.min(until, justAfter(item.lastAttemptUtc + deps.sources.maxAgeMs));
     return until;
   }
 
+  // "At most 15 s old" (contract 9): an item refreshed exactly `maxAgeMs` ago is still fresh.
+  // 0 turns reuse off: every list refreshes, even in the millisecond of the last refresh.
   const isStale = (now: number) => (item: TaskSourceRow) =>
-    item.lastAttemptUtc === null || now - item.lastAttemptUtc >= deps.sources.maxAgeMs;
+    item.lastAttemptUtc === null || deps.sources.maxAgeMs === 0 || now - item.lastAttemptUtc > deps.sources.maxAgeMs;
 
   const resourceId = (principal: Principal): number => workerOf(principal).id;
 
@@ -123,3 +129,13 @@ export function taskReads(deps: TaskReadDependencies) {
 }
 
 export type TaskReads = ReturnType<typeof taskReads>;
+
+const bits = new Float64Array(1);
+const bitsAsInteger = new BigInt64Array(bits.buffer);
+
+/** The smallest number greater than `instant` (a non-negative finite number of milliseconds). */
+function justAfter(instant: number): number {
+  bits[0] = instant;
+  bitsAsInteger[0] = (bitsAsInteger[0] as bigint) + 1n;
+  return bits[0];
+}
