@@ -119,15 +119,19 @@ export function fileHoldsServiceSchema(path: string): boolean {
 }
 
 /**
- * A SQLite failure that says nothing about the request and may pass if it is retried: `busy`,
- * the database locked by another connection past the busy timeout (a `load` or an embedder's
- * long transaction); `full`, no room left on the disk (or under `max_page_count`). Null for
- * anything else.
+ * A SQLite failure that says nothing about the request, so the client is asked to retry later
+ * and the operator is told: `busy`, the database locked by another connection past the busy
+ * timeout (a `load` or an embedder's long transaction); `full`, no room left on the disk (or
+ * under `max_page_count`); `read-only` and `I/O error`, storage that stopped taking writes after
+ * the service opened it (a file system remounted read-only answers EROFS, which SQLite reports
+ * as an I/O error). Null for anything else.
  */
-export function transientDatabaseFailure(error: unknown): 'busy' | 'full' | null {
+export function transientDatabaseFailure(error: unknown): 'busy' | 'full' | 'read-only' | 'I/O error' | null {
   if (!isSqliteError(error)) return null;
   if (/^SQLITE_(BUSY|LOCKED)(_|$)/.test(error.code)) return 'busy';
-  return /^SQLITE_FULL(_|$)/.test(error.code) ? 'full' : null;
+  if (/^SQLITE_FULL(_|$)/.test(error.code)) return 'full';
+  if (/^SQLITE_READONLY(_|$)/.test(error.code)) return 'read-only';
+  return /^SQLITE_IOERR(_|$)/.test(error.code) ? 'I/O error' : null;
 }
 
 /**

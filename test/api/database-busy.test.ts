@@ -13,8 +13,8 @@ import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
 
 /**
  * A database held by another connection (a long `load`, an embedder's transaction) past the busy
- * timeout, or a full disk, is a retry-later condition, not an internal error: 503
- * temporarily_unavailable.
+ * timeout, a full disk, or storage that stopped taking writes is a retry-later condition, not an
+ * internal error: 503 temporarily_unavailable.
  */
 t.test('DATABASE BUSY: a write while another connection holds the write lock gives 503 temporarily_unavailable, and nothing changes', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'wta-busy-'));
@@ -85,6 +85,31 @@ t.test('DATABASE FULL: a write that finds no room gives 503 temporarily_unavaila
   });
   t.equal(retried.status, 204, 'the same request succeeds once there is room (no receipt was kept)');
   t.notOk(retried.headers['idempotent-replayed']);
+});
+
+t.test('DATABASE READ-ONLY: a write refused by storage that stopped taking writes gives 503 temporarily_unavailable, is logged as database read-only, and nothing changes', async (t) => {
+  const h = harness({ defaultToken: TOKENS.ada });
+  t.teardown(() => h.service.close());
+  const etag = (await h.call('GET', `${API}/tasks/1`)).headers['etag'];
+  const version = workspaceVersion(h);
+  // What a file system remounted read-only does to the open connection: every write refused.
+  h.db.pragma('query_only = ON');
+  const refused = await h.call('POST', `${API}/tasks/1/notes`, {
+    headers: { 'if-match': etag, 'idempotency-key': 'ro-1' }, body: { text: 'kept?' },
+  });
+  expectProblem(t, refused, 'temporarily_unavailable');
+  t.equal(refused.headers['retry-after'], '1');
+  t.ok(h.errors.some((entry) => entry['message'] === 'database read-only'), 'the operator is told');
+  t.notOk(h.errors.some((entry) => entry['message'] === 'unexpected error'), 'no 500');
+  const read = await h.call('GET', `${API}/tasks/1`);
+  t.equal(read.status, 200, 'reads still work');
+  h.db.pragma('query_only = OFF');
+  t.equal(workspaceVersion(h), version, 'nothing was applied');
+  t.notOk(h.db.inTransaction, 'no batch is left open');
+  const retried = await h.call('POST', `${API}/tasks/1/notes`, {
+    headers: { 'if-match': etag, 'idempotency-key': 'ro-1' }, body: { text: 'kept?' },
+  });
+  t.equal(retried.status, 204, 'the same request succeeds once writes are taken again (no receipt was kept)');
 });
 
 t.test('DATABASE FULL: a write that makes SQLite roll back the whole batch takes the batch\'s other writes with it, all answered 503; later writes start a new batch', async (t) => {

@@ -7,7 +7,7 @@ import { backupDatabase } from '../../lib/admin/backup.js';
 import { createNewPrivateFile, makeParents, removeEmptyDirectories } from '../../lib/store/files.js';
 import { openDatabase, transientDatabaseFailure } from '../../lib/store/open.js';
 
-// lib/store/open.ts: which failures are a busy or full database (503 temporarily_unavailable, not a 500).
+// lib/store/open.ts: which failures are a busy, full, read-only or failing database (503 temporarily_unavailable, not a 500).
 
 /** An error shaped as another copy of better-sqlite3 throws it: its own class, the same name and code. */
 class OtherCopySqliteError extends Error {
@@ -17,10 +17,11 @@ class OtherCopySqliteError extends Error {
 }
 Object.defineProperty(OtherCopySqliteError.prototype, 'name', { value: 'SqliteError' });
 
-t.test('STORE: a busy, locked or full database is recognised by name and code, from any copy of better-sqlite3', async (t) => {
+t.test('STORE: a busy, locked, full, read-only or failing (I/O error) database is recognised by name and code, from any copy of better-sqlite3', async (t) => {
   for (const [code, kind] of [
     ['SQLITE_BUSY', 'busy'], ['SQLITE_BUSY_SNAPSHOT', 'busy'], ['SQLITE_LOCKED', 'busy'], ['SQLITE_LOCKED_SHAREDCACHE', 'busy'],
-    ['SQLITE_FULL', 'full'],
+    ['SQLITE_FULL', 'full'], ['SQLITE_READONLY', 'read-only'], ['SQLITE_READONLY_DBMOVED', 'read-only'],
+    ['SQLITE_IOERR', 'I/O error'], ['SQLITE_IOERR_WRITE', 'I/O error'], ['SQLITE_IOERR_FSYNC', 'I/O error'],
   ] as const) {
     t.equal(transientDatabaseFailure(new Database.SqliteError('database is locked', code)), kind, `this copy: ${code}`);
     t.equal(transientDatabaseFailure(new OtherCopySqliteError('database is locked', code)), kind, `another copy: ${code}`);
@@ -29,6 +30,7 @@ t.test('STORE: a busy, locked or full database is recognised by name and code, f
     [new Database.SqliteError('constraint failed', 'SQLITE_CONSTRAINT'), 'another SQLite code'],
     [new OtherCopySqliteError('x', 'SQLITE_BUSYNESS'), 'a code that only starts like busy'],
     [new OtherCopySqliteError('x', 'SQLITE_FULLY'), 'a code that only starts like full'],
+    [new OtherCopySqliteError('x', 'SQLITE_IOERRS'), 'a code that only starts like an I/O error'],
     [Object.assign(new Error('locked'), { code: 'SQLITE_BUSY' }), 'not a SqliteError'],
     [{ name: 'SqliteError', code: 'SQLITE_BUSY' }, 'not an Error'],
     ['SQLITE_BUSY', 'a string'],
