@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Harness, CallResult } from '../helpers/service.js';
-import { baseFixture, LEASE_11, TOKENS, DESK_TOKENS, withDesks } from '../helpers/fixture.js';
+import { baseFixture, LEASE_11, TEST_NOW, TOKENS, DESK_TOKENS, withDesks } from '../helpers/fixture.js';
 import { adaWorld, API, etagOf, expectCode, workspaceVersion } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 
@@ -292,6 +292,15 @@ t.test('plan: floating or planned to planned at plannedStart (London input conve
   t.equal(await plannedStart(), '2027-10-31T01:30:00');
   t.equal((await item(h, incomingId)).actualStartUtc, null, 'planning starts nothing');
   t.equal((await item(h, incomingId)).actualEffortMinutes, null);
+});
+
+t.test('plan: a plannedStart in the past is taken, and start keeps it', async (t) => {
+  const h = world();
+  const { incomingId } = await ask(h);
+  t.equal((await act(h, incomingId, 'plan', { body: { plannedStart: '2026-11-13T09:00:00' } })).status, 204, 'planned for last Friday');
+  t.match(await item(h, incomingId), { status: 'planned', plannedStart: '2026-11-13T09:00:00' });
+  t.equal((await act(h, incomingId, 'start')).status, 204);
+  t.match(await item(h, incomingId), { status: 'inprogress', plannedStart: '2026-11-13T09:00:00', actualStartUtc: TEST_NOW });
 });
 
 t.test('reassign: floating only, to an active human or agent of the organisation; the old recipient loses it and the new one sees it', async (t) => {

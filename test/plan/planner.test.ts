@@ -167,6 +167,13 @@ t.test('PLANNER: accepted Incoming items reserve capacity first: planned from pl
   t.strictSame(placed(w.plan(ADA)), {}, 'once accepted, a reservation filling the horizon leaves the task no working time');
 });
 
+t.test('PLANNER: an Incoming item planned in the past reserves all of its estimate from now', async (t) => {
+  const w = world([{ id: 1, projectId: 4, title: 'Two hours', estimatedMinutes: 120, assignees: ada }]);
+  addIncoming(w, { id: 1, recipient: ADA, minutes: 60, lifecycle: 'planned', plannedStart: '2026-11-13T09:00:00' });
+  t.strictSame(placed(w.plan(ADA)), { 1: ['2026-11-16T11:00:00', '2026-11-16T13:00:00'] },
+    'planned last Friday: the item holds 10:00-11:00 today, and the task follows it');
+});
+
 t.test('PLANNER: an Incoming item in progress that was never started (reopened by an evaluation) reserves its estimate from now', async (t) => {
   const w = world([{ id: 1, projectId: 4, title: 'Two hours', estimatedMinutes: 120, assignees: ada }]);
   // Planned for Wednesday, completed, then reopened by keepwaiting: in progress, actualStartUtc null.
