@@ -10,9 +10,9 @@ export const USAGE = `Usage: worker-task-api <command> [options]
 Commands:
   serve [--db FILE] [--host H] [--port N] [--fixture FILE] [--source KEY=BASEURL]...
         [--rate-limit N] [--demo] [--tls-cert FILE --tls-key FILE]
-      Serve the API; prints "listening on http://HOST:PORT" once it accepts connections,
-      logs one JSON line per request to stderr, answers GET /healthz, stops cleanly on
-      SIGTERM and SIGINT.
+      Serve the API; prints "listening on http://HOST:PORT" (https:// with TLS) once it
+      accepts connections, logs one JSON line per request to stderr, answers GET /healthz,
+      stops cleanly on SIGTERM and SIGINT.
   load FIXTURE [--db FILE]
       Validate a fixture file and load it (a bad fixture changes nothing). Fixtures upsert
       by id: this is how organisations, staff, projects, tasks and assignments are managed.

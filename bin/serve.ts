@@ -36,9 +36,9 @@ function sourceSpecs(flags: readonly string[] | undefined): Map<string, URL> {
   return parseSources(fromEnv.split(',').map((spec) => spec.trim()).filter((spec) => spec !== ''), 'WTA_SOURCES');
 }
 
-function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^(::ffff:)?127\./.test(bare);
+/** Whether the address the server is bound to (resolved, so a host name is judged by its IP) is loopback. */
+function isLoopback(address: string): boolean {
+  return address === '::1' || /^(::ffff:)?127\./.test(address.toLowerCase());
 }
 
 function urlHost(host: string): string {
@@ -157,7 +157,7 @@ export async function serve(args: string[]): Promise<void> {
   server.listen(port, host, () => {
     const address = server.address() as AddressInfo;
     out(`listening on ${scheme}://${urlHost(host)}:${address.port}`);
-    if (tls === undefined && !isLoopback(host)) {
+    if (tls === undefined && !isLoopback(address.address)) {
       err(`warning: serving plain HTTP on ${host}; bearer tokens cross the network unencrypted. Use --tls-cert and --tls-key, or a TLS-terminating proxy.`);
     }
     if (demoToken !== undefined) {

@@ -11,7 +11,7 @@ import { loadFixture } from '../lib/fixtures/load.js';
 import { openDatabase } from '../lib/store/open.js';
 import type { TapTest } from './helpers/api.js';
 import { ALL_SCOPES } from './helpers/fixture.js';
-import { exited, run, serve } from './helpers/cli.js';
+import { exited, run, serve, start, watch } from './helpers/cli.js';
 import { raw } from './helpers/sockets.js';
 import { OPENSSL_MISSING, selfSignedPair } from './helpers/tls.js';
 
@@ -152,6 +152,25 @@ t.test('GET /healthz answers 200 {"status":"ok"} outside /api/v1, unauthenticate
   tt.equal((await fetch(`${base}/api/v1/identity`, { headers: AUTH })).status, 200);
   tt.equal((await fetch(`${base}/api/v1/identity`, { headers: AUTH })).status, 429);
   await output.waitFor('stderr', /"route":"\/healthz","status":405/);
+});
+
+t.test('serve warns about plain HTTP when the address it is bound to is not loopback, judged after the host name is resolved', async (tt) => {
+  const database = fixtureDatabase(tt);
+  // 2130706433 is 127.0.0.1 written as one number: only resolving it shows it is loopback.
+  for (const [host, warns] of [['0.0.0.0', true], ['2130706433', false], ['localhost', false]] as const) {
+    const child = start(['serve', '--db', database, '--port', '0', '--host', host]);
+    tt.teardown(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    const output = watch(child);
+    const port = Number((await output.waitFor('stdout', /^listening on http:\/\/\S+:(\d+)$/m))[1]);
+    // The warning is written before any request is served: once a request's log line is out, it would be there too.
+    tt.equal((await fetch(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}/healthz`)).status, 200, host);
+    await output.waitFor('stderr', /"route":"\/healthz"/);
+    tt.equal(/^warning: serving plain HTTP on /m.test(output.stderr), warns, `${host}: ${warns ? 'warned' : 'no warning'}`);
+    child.kill('SIGTERM');
+    tt.equal((await exited(child)).code, 0);
+  }
 });
 
 t.test('the health check answers 503 when the database does not answer, or while stopping; every answer has X-Trace-Id', async (tt) => {

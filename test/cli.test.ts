@@ -206,6 +206,24 @@ t.test('client create prints a wta_ token once and stores only its hash', async 
   tt.equal(refused.code, 1);
   tt.match(refused.stderr, /^error: sponsor 10 is not a human$/m);
 
+  // A credential works only while its sponsor and its resource are active: none is made otherwise.
+  for (const [inactiveStaff, flags, message] of [
+    [11, ['--sponsor', '11', '--scope', 'tasks:read'], /^error: sponsor 11 is not active$/m],
+    [10, ['--sponsor', '11', '--resource', '10', '--scope', 'tasks:read'], /^error: resource 10 is not active$/m],
+  ] as const) {
+    const setActive = (active: number) => {
+      const staff = new Database(path);
+      staff.prepare('UPDATE staff SET is_active = ? WHERE id = ?').run(active, inactiveStaff);
+      staff.close();
+    };
+    setActive(0);
+    const inactive = await run(['client', 'create', '--org', '1', '--name', 'x', ...flags, '--db', path]);
+    setActive(1);
+    tt.equal(inactive.code, 1, flags.join(' '));
+    tt.match(inactive.stderr, message);
+    tt.notMatch(inactive.stdout, /token:/, 'no token is handed out');
+  }
+
   // An inactive organisation's clients all get 401: a token made for one could never work.
   const retire = new Database(path);
   retire.prepare('UPDATE organisations SET is_active = 0 WHERE id = 1').run();

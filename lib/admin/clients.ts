@@ -113,6 +113,8 @@ export function adminClients(db: Db, options: { now?: () => number } = {}) {
       if (resource === undefined || resource.organisationId !== client.organisationId) {
         throw new AdminError(`resource ${client.resourceId} is not a staff member of organisation ${client.organisationId}`);
       }
+      // Like an inactive sponsor: the credential is refused (401) while its resource is inactive.
+      if (resource.isActive !== 1) throw new AdminError(`resource ${client.resourceId} is not active`);
     }
     if (client.scopes.length === 0) throw new AdminError('at least one scope is required');
     for (const scope of client.scopes) {
