@@ -1,6 +1,7 @@
 import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceRequest, ServiceResponse } from '../lib/http/types.js';
 import { knownOptions } from '../lib/option-names.js';
+import { callQuietly } from '../lib/quiet-call.js';
 
 /** Anything with the service's `handle`. */
 export interface Handler {
@@ -99,11 +100,5 @@ export function handleSafely(service: Handler, request: ServiceRequest): Service
  * its life: an async observer's rejection is swallowed too, not left unhandled.
  */
 export function observe<T>(callback: ((response: ServiceResponse, request: T) => unknown) | undefined, response: ServiceResponse, request: T): void {
-  if (callback === undefined) return;
-  try {
-    const result = callback(response, request);
-    if (result instanceof Promise) result.catch(() => undefined);
-  } catch {
-    // The embedder's own code; nothing sensible is left to report to.
-  }
+  if (callback !== undefined) callQuietly(() => callback(response, request));
 }

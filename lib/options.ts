@@ -2,6 +2,7 @@ import type { Logger } from './logger.js';
 import { knownOptions } from './option-names.js';
 import type { SourceProvider } from './sources/provider.js';
 import { isDatabase, type Db } from './store/open.js';
+import { callQuietly } from './quiet-call.js';
 import { systemClock, type Clock } from './time/clock.js';
 
 /** Options of `createService`. */
@@ -82,11 +83,8 @@ function answersEpochMs(clock: Clock): boolean {
  */
 function guarded(logger: Logger): Logger {
   const call = (method: ((entry: Record<string, unknown>) => void) | undefined, entry: Record<string, unknown>): void => {
-    try {
-      method?.call(logger, entry);
-    } catch {
-      // Nothing sensible is left to report to.
-    }
+    // An async sink shipping entries elsewhere may reject: that must not end the process either.
+    callQuietly(() => method?.call(logger, entry));
   };
   return {
     error: (entry) => call(logger.error, entry),

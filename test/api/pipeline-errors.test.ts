@@ -97,6 +97,30 @@ t.test('ERRORS: a logger that throws still yields the sanitised 500', async (t) 
   expectProblem(t, await service.handle(request), 'internal_error', 'a 500 with a throwing error()');
 });
 
+t.test('ERRORS: an async logger that rejects costs neither the answer nor the process (no unhandled rejection)', async (t) => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  t.teardown(() => void process.off('unhandledRejection', onUnhandled));
+  const rejecting = async () => {
+    throw new Error('log shipper down');
+  };
+  // A thenable whose then() throws is adopted as a rejection too.
+  const badThenable = () => ({ get then(): never { throw new Error('then getter'); } });
+  for (const [label, sink] of [['async functions', rejecting], ['a thenable with a throwing then', badThenable]] as const) {
+    const db = new Database(':memory:');
+    const clock = manualClock(TEST_NOW);
+    loadFixture(db, baseFixture(), { now: clock.now() });
+    const service = createService({ db, clock, logger: { error: sink, info: sink, debug: sink } });
+    const request = { method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${TOKENS.ada}` } };
+    expectProblem(t, await service.handle({ ...request, url: '/api/v1/tasks/0' }), 'validation_failed', `${label}: a 400 logged at debug level`);
+    db.close();
+    expectProblem(t, await service.handle(request), 'internal_error', `${label}: a 500 logged at error level`);
+  }
+  for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  t.strictSame(unhandled, [], 'no unhandled rejection');
+});
+
 t.test('ERRORS: handle() never throws: not on a database closed under it, nor with a clock that starts throwing (the answer is a 500 or the document)', async (t) => {
   const request = { method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${TOKENS.ada}` } };
   const errors: Record<string, unknown>[] = [];
