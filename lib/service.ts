@@ -59,6 +59,8 @@ export function createService(options: ServiceOptions): Service {
   const { db, owned } = openDatabase(resolved.db);
   servedHandles.add(db);
   let closed = false;
+  // Ends the provider calls still under way when the service is closed.
+  const shutdown = new AbortController();
   const inFlight = new Set<Promise<ServiceResponse>>();
 
   const organisations = organisationStatements(db);
@@ -71,7 +73,7 @@ export function createService(options: ServiceOptions): Service {
   const refresher = sourceRefresher({
     db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, clock: resolved.clock,
     logger: resolved.logger, batches: commits,
-    closed: () => closed,
+    closed: () => closed, stop: shutdown.signal,
   });
   const refresh = (items: readonly TaskSourceRow[]) => refresher.refresh(items, () => resolved.clock.now());
   const publisher = sourcePublisher({
@@ -80,7 +82,7 @@ export function createService(options: ServiceOptions): Service {
     clock: resolved.clock,
     inTransaction: () => db.inTransaction,
     batches: commits,
-    closed: () => closed,
+    closed: () => closed, stop: shutdown.signal,
   });
   const publications = publicationsOf(sources);
   const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });
@@ -180,6 +182,8 @@ export function createService(options: ServiceOptions): Service {
     },
     close() {
       closed = true;
+      // Answers waiting on a linked source (a claim) end now, with 503, not at the source's deadline.
+      shutdown.abort();
       // Writes of the open batch are answered 503 and take nothing with them: a Database passed
       // in must not carry this service's open transaction to the next one.
       commits.abandonOpen(new Error('the service was closed'));

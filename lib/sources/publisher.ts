@@ -21,6 +21,8 @@ export interface PublisherOptions {
   readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
   /** True once the service is closed: an outcome arriving then is not recorded. */
   readonly closed: () => boolean;
+  /** Aborted when the service is closed: a provider call still under way ends at once. */
+  readonly stop: AbortSignal;
 }
 
 /** First retry after 30 s, doubling up to an hour. */
@@ -70,7 +72,7 @@ export function sourcePublisher(options: PublisherOptions) {
     };
     try {
       if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
-      const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs, options.clock));
+      const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs, options.clock, options.stop));
       if (ref === null) throw new Error('the source answered without a ref');
       return () => {
         sources.markPublished(publication.stageId, publication.sourceItemId, ref, publication.generation);

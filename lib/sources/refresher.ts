@@ -40,6 +40,8 @@ export interface RefreshOptions {
   readonly batches: Pick<GroupCommit, 'open' | 'settled'>;
   /** True once the service is closed: what a refresh brings back is then not recorded. */
   readonly closed: () => boolean;
+  /** Aborted when the service is closed: provider calls still under way end at once. */
+  readonly stop: AbortSignal;
 }
 
 export interface RefreshResult {
@@ -80,8 +82,10 @@ export function sourceRefresher(options: RefreshOptions) {
   async function readSnapshot(provider: SourceProvider, item: SourceItemRow): Promise<SourceSnapshot | null> {
     let snapshot: SourceSnapshot | null;
     try {
-      snapshot = parseSnapshot(await withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs, options.clock));
+      snapshot = parseSnapshot(await withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs, options.clock, options.stop));
     } catch (error) {
+      // Cut short by close(): the source did not fail, and nothing of it is recorded.
+      if (options.stop.aborted) return null;
       options.logger.error({ message: 'source refresh failed', providerKey: item.providerKey, itemId: item.itemId, error: describeFailure(error) });
       return null;
     }
