@@ -98,7 +98,8 @@ function guarded(logger: Logger): Logger {
 export function resolveOptions(options: unknown): ResolvedOptions {
   const given = knownOptions(options, 'createService', KNOWN);
   const { db, clock, rateLimit, sources, logger, sourceTimeoutMs, sourceMaxAgeMs } = given;
-  if (!((typeof db === 'string' && db.length > 0) || isDatabase(db))) {
+  // A NUL cannot be in a file name: node would throw its own message for it, later.
+  if (!((typeof db === 'string' && db.length > 0 && !db.includes('\0')) || isDatabase(db))) {
     throw new TypeError("createService: options.db must be a file path, ':memory:' or an open better-sqlite3 Database");
   }
   if (clock !== undefined && !(typeof clock === 'object' && clock !== null && hasMethod(clock, 'now') && answersEpochMs(clock as Clock))) {

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import Database from 'better-sqlite3';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FixtureError, loadFixture, loadFixtureFile } from '../../lib/fixtures/load.js';
 import { hashToken } from '../../lib/auth/token.js';
@@ -397,4 +397,19 @@ t.test('FIXTURE: options.now must be epoch milliseconds, and no other option is 
   t.throws(() => loadFixture(freshDb(), baseFixture(), 5 as { now?: number }), new TypeError('loadFixture: options must be an object'));
   t.throws(() => loadFixtureFile(freshDb(), '/nonexistent.json', { nw: 1 } as { now?: number }), new TypeError('loadFixtureFile: unknown option "nw"'),
     'checked before the file is read');
+  t.throws(() => loadFixtureFile(freshDb(), '/nonexistent.json', { now: 'x' } as unknown as { now: number }),
+    new TypeError('loadFixtureFile: options.now must be epoch milliseconds'), 'named after the function called');
+});
+
+t.test('FIXTURE: the db argument must be an open better-sqlite3 Database, not a path (which would leave a connection open)', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'by-path.sqlite');
+  const closed = freshDb();
+  closed.close();
+  for (const [label, database] of [['a number', 42], ['null', null], ['a path', path], ['a closed Database', closed]] as const) {
+    t.throws(() => loadFixture(database as unknown as Database.Database, baseFixture()), new TypeError('loadFixture: db must be an open better-sqlite3 Database'), label);
+    t.throws(() => loadFixtureFile(database as unknown as Database.Database, '/nonexistent.json'),
+      new TypeError('loadFixtureFile: db must be an open better-sqlite3 Database'), `${label}, before the file is read`);
+  }
+  t.notOk(existsSync(path), 'no database was made at the path');
 });

@@ -46,7 +46,7 @@ t.test('OPTIONS: an unknown option throws TypeError naming it', async (t) => {
 t.test('OPTIONS: a bad db throws TypeError', async (t) => {
   const closed = new Database(':memory:');
   closed.close();
-  for (const [db, what] of [[undefined, 'missing'], ['', 'empty path'], [42, 'a number'], [{}, 'an object'], [closed, 'a closed Database']] as const) {
+  for (const [db, what] of [[undefined, 'missing'], ['', 'empty path'], ['/tmp/a\0b.sqlite', 'a path holding NUL'], [42, 'a number'], [{}, 'an object'], [closed, 'a closed Database']] as const) {
     expectTypeError(t, { db }, DB_MESSAGE, what);
   }
 });
