@@ -8,11 +8,19 @@ export interface Handler {
   handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse>;
 }
 
+/** Path characters of RFC 3986 (unreserved, sub-delims, ':', '@', '/') and percent-encoded octets. */
+const URL_PATH = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
+
 /** Checks and normalises a mount prefix (`/app/` becomes `/app`, `''` mounts at the root). */
 function normalisePrefix(prefix: unknown, caller: string): string {
   if (prefix !== undefined && typeof prefix !== 'string') throw new TypeError(`${caller}: options.prefix must be a string starting with "/"`);
   const normalised = (prefix ?? '').replace(/\/+$/, '');
   if (normalised !== '' && !normalised.startsWith('/')) throw new TypeError(`${caller}: options.prefix must start with "/"`);
+  // It is compared with the path as sent, so a character a client must percent-encode (a space,
+  // a non-ASCII letter) or one that ends the path (? #) could never match.
+  if (!URL_PATH.test(normalised)) {
+    throw new TypeError(`${caller}: options.prefix must hold only characters a URL path carries as they are (percent-encode others)`);
+  }
   return normalised;
 }
 

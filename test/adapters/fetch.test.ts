@@ -57,6 +57,13 @@ t.test('method, path and query (prefix stripped), lowercased headers and the bod
   tt.throws(() => toFetchHandler(noContent, { prefix: 'app' }), new TypeError('toFetchHandler: options.prefix must start with "/"'));
 });
 
+t.test('a prefix written percent-encoded matches the path as a client sends it', async (tt) => {
+  const recorder = recording(noContent);
+  const handler = toFetchHandler(recorder, { prefix: '/my%20app' });
+  await handler(new Request(`${ORIGIN}/my app/api/v1/identity`));
+  tt.equal(recorder.seen[0]?.url, '/api/v1/identity', 'a client encodes the space; the prefix is stripped');
+});
+
 t.test('a body declared over 131072 bytes is answered 413 by the core without being read', async (tt) => {
   const service = createService({ db: ':memory:' });
   tt.teardown(() => service.close());
