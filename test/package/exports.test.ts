@@ -145,7 +145,7 @@ t.test('npm pack would publish the built package, the schema, the fixtures and t
   const [manifest] = JSON.parse(pack.stdout) as { files: { path: string }[] }[];
   const files = (manifest?.files ?? []).map((file) => file.path);
   for (const expected of [
-    'package.json', 'README.md', 'schema.sql', 'fixtures/demo.json', 'deploy/worker-task-api.service',
+    'package.json', 'README.md', 'LICENSE', 'schema.sql', 'fixtures/demo.json', 'deploy/worker-task-api.service',
     'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/adapters/node-http.js', 'dist/adapters/node-http.d.ts',
     'dist/adapters/fetch.js', 'dist/adapters/fetch.d.ts', 'dist/bin/worker-task-api.js',
   ]) {
@@ -155,6 +155,13 @@ t.test('npm pack would publish the built package, the schema, the fixtures and t
   // The build starts from an empty dist/, so a module whose source was deleted is not shipped.
   tt.same(files.filter((file) => file.startsWith('dist/') && file.endsWith('.js') && !existsSync(join(ROOT, file.slice('dist/'.length).replace(/\.js$/, '.ts')))), [],
     'every published module has its source');
+  // The sources are not published, so a source map is of use only with the source inside it.
+  const maps = files.filter((file) => file.endsWith('.js.map'));
+  tt.ok(maps.length > 0, 'source maps are published');
+  tt.same(maps.filter((file) => {
+    const map = JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+    return map.sourcesContent?.length !== map.sources.length || map.sourcesContent.some((content) => typeof content !== 'string');
+  }), [], 'every source map carries its source');
 });
 
 t.test('every command in package.json bin is executable after a build and runs on its own, as npx runs it', async (tt) => {
