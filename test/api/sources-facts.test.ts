@@ -224,17 +224,19 @@ t.test('SOURCES: /tasks/available reuses refresh results at most 15 s old and re
   t.equal(stub.gets('T-2').length, 2);
 });
 
+/** Moves the clock on by `ms`, lists the offer and says how often T-1 has been fetched so far. */
+async function fetchesAfter(h: Harness, stub: { gets(itemId: string): unknown[] }, ms: number): Promise<number> {
+  h.clock.advance(ms);
+  await offered(h);
+  return stub.gets('T-1').length;
+}
+
 t.test('SOURCES: an offer list reused from the cache at 15 s is not reused a fraction of a millisecond later', async (t) => {
   const { h, stub } = await sourceWorld(t);
   await offered(h);
-  h.clock.advance(MAX_AGE_MS - 1);
-  await offered(h);
-  h.clock.advance(1);
-  await offered(h);
-  t.equal(stub.gets('T-1').length, 1, 'no second GET up to 15 s');
-  h.clock.advance(0.25);
-  await offered(h);
-  t.equal(stub.gets('T-1').length, 2, 'a GET 15.00025 s after the last');
+  t.equal(await fetchesAfter(h, stub, MAX_AGE_MS - 1), 1, 'no second GET at 14.999 s');
+  t.equal(await fetchesAfter(h, stub, 1), 1, 'nor at 15 s (the list cached a millisecond earlier is reused)');
+  t.equal(await fetchesAfter(h, stub, 0.25), 2, 'a GET 15.00025 s after the last');
 });
 
 t.test('SOURCES: /tasks/available refreshes different items concurrently', async (t) => {
@@ -302,15 +304,9 @@ t.test('SOURCES: the sourceMaxAgeMs option changes how long a refresh counts whe
   await t.test('60 s', async (t) => {
     const { h, stub } = await sourceWorld(t, { service: { sourceMaxAgeMs: 60_000 } });
     await offered(h);
-    h.clock.advance(30_000);
-    await offered(h);
-    t.equal(stub.gets('T-1').length, 1, 'no GET at 30 s');
-    h.clock.advance(30_000);
-    await offered(h);
-    t.equal(stub.gets('T-1').length, 1, 'no GET at 60 s');
-    h.clock.advance(1);
-    await offered(h);
-    t.equal(stub.gets('T-1').length, 2, 'a GET once older than 60 s');
+    t.equal(await fetchesAfter(h, stub, 30_000), 1, 'no GET at 30 s');
+    t.equal(await fetchesAfter(h, stub, 30_000), 1, 'no GET at 60 s');
+    t.equal(await fetchesAfter(h, stub, 1), 2, 'a GET once older than 60 s');
   });
   await t.test('0: every list refreshes', async (t) => {
     const { h, stub } = await sourceWorld(t, { service: { sourceMaxAgeMs: 0 } });
