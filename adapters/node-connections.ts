@@ -104,7 +104,7 @@ export class ConnectionAnswers {
       }
       cutOff.res.once('finish', () => socket.destroy());
       if (answer === 'timeout') {
-        cutOff.res.writeHead(408, ['connection', 'close']);
+        cutOff.res.writeHead(408, ['connection', 'close', 'x-trace-id', newTraceId()]);
         cutOff.res.end();
         return;
       }
@@ -114,7 +114,9 @@ export class ConnectionAnswers {
       return;
     }
     if (answer !== 'timeout') observe(this.#observers.onClientError, answer, error);
-    const bytes = answer === 'timeout' ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : rawResponse(answer);
+    // No error code of the API fits a request too slow to arrive, so no problem body; the trace id
+    // every response carries (contract 1) it still gets.
+    const bytes = answer === 'timeout' ? `HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nX-Trace-Id: ${newTraceId()}\r\n\r\n` : rawResponse(answer);
     const send = () => socket.end(bytes, () => socket.destroy());
     if (pending.length === 0) send();
     else this.#after.set(socket, send);

@@ -682,3 +682,29 @@ t.test('Expect: 100-continue is answered 100 within the limit and 413 at once ov
   tt.equal(statusOf(refused), 401, 'and the request goes through the pipeline as usual (no credential: 401)');
   tt.match(refused, /"code":"authentication_failed"/);
 });
+
+t.test('createNodeServer: a request too slow to arrive gets 408 with an X-Trace-Id, then the connection closes', async (tt) => {
+  const { server, port } = await listen(tt, { handle: () => ({ status: 204, headers: {} }) });
+  for (const [what, sent, delivered] of [
+    ['headers cut off', 'GET /api/v1/identity HTTP/1.1\r\nHost: x\r\n', false],
+    ['a body cut off', 'POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"te', true],
+  ] as const) {
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    // The request whose body is cut off has reached the adapter (node delivered its head).
+    const requested = delivered ? new Promise((resolve) => server.once('request', resolve)) : Promise.resolve();
+    const client = connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    client.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
+    client.write(sent);
+    const serverSide = await accepted;
+    await requested;
+    // What node emits when headersTimeout or requestTimeout passes (its check runs every 30 s).
+    server.emit('clientError', Object.assign(new Error('Request Timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), serverSide);
+    await closed;
+    const text = Buffer.concat(received).toString('latin1');
+    tt.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n/, what);
+    tt.match(text, /\r\nX-Trace-Id: [0-9a-f]{32}\r\n/i, `${what}: a trace id`);
+    tt.match(text, /\r\nConnection: close\r\n/i, `${what}: the connection closes`);
+  }
+});
