@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { FixedWindowRateLimiter } from './auth/rate-limit.js';
 import { assertIncomingAddressed, assertStageVisible } from './domain/assistance/access.js';
 import { externalEvaluation } from './domain/assistance/evaluation.js';
@@ -59,8 +60,10 @@ export function createService(options: ServiceOptions): Service {
   const { db, owned } = openDatabase(resolved.db);
   servedHandles.add(db);
   let closed = false;
-  // Ends the provider calls still under way when the service is closed.
+  // Ends the provider calls still under way when the service is closed. Each call listens while it
+  // runs, and an offer list may refresh many items at once: no listener count is a leak here.
   const shutdown = new AbortController();
+  setMaxListeners(0, shutdown.signal);
   const inFlight = new Set<Promise<ServiceResponse>>();
 
   const organisations = organisationStatements(db);

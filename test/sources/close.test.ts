@@ -68,3 +68,26 @@ t.test('SOURCES: close() while an offer list waits on its linked source answers 
   expectProblem(t, await list, 'temporarily_unavailable');
   t.strictSame(h.errors, []);
 });
+
+t.test('SOURCES: many provider calls at once (an offer list of 12 linked tasks) raise no listener-leak warning', async (t) => {
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning);
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  const fixture = baseFixture();
+  for (const [index, task] of fixture.tasks.entries()) task['sources'] = [{ providerKey: 'tracker', itemId: `T-${index}` }];
+  const extra = Array.from({ length: 12 }, (_, index) => ({
+    id: 500 + index, projectId: fixture.tasks[0]!['projectId'], title: `Linked ${index}`, assignees: fixture.tasks[0]!['assignees'],
+    sources: [{ providerKey: 'tracker', itemId: `X-${index}` }],
+  }));
+  fixture.tasks.push(...extra);
+  let calls = 0;
+  const provider: SourceProvider = { refresh: async () => { calls += 1; return { title: 'Ticket' }; }, publish: async () => ({ ref: 'r' }) };
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+  t.equal((await h.call('GET', `${API}/tasks/available`)).status, 200);
+  t.ok(calls > 10, `${calls} refreshes ran together`);
+  await turns(3);
+  t.strictSame(warnings.map((warning) => warning.name), [], 'no MaxListenersExceededWarning');
+  h.service.close();
+});
+
