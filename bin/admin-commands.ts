@@ -116,10 +116,21 @@ export async function backup(args: string[]): Promise<void> {
   if (command === null) return;
   const target = command.file;
   const source = command.db ?? env('WTA_DB') ?? DEFAULT_DB;
-  const { backupDatabase } = await import('../lib/admin/backup.js');
-  // Like any failed command: no copy is left that its cron job believes was never made.
-  await backupDatabase(source, target, ({ pages }) =>
-    report([`backed up ${source} to ${target} (${pages} pages, integrity ok)`]).catch((error: unknown) => {
-      throw error instanceof CommandError ? new CommandError(`${error.message}; the copy was removed`) : error;
-    }));
+  // A stop (Ctrl-C, systemd ending a timer job) would otherwise kill the process in the middle of
+  // the copy, leaving a file named like a good backup that holds nothing, and blocking the next run.
+  const stop = new AbortController();
+  const interrupt = (): void => stop.abort();
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  try {
+    const { backupDatabase } = await import('../lib/admin/backup.js');
+    // Like any failed command: no copy is left that its cron job believes was never made.
+    await backupDatabase(source, target, ({ pages }) =>
+      report([`backed up ${source} to ${target} (${pages} pages, integrity ok)`]).catch((error: unknown) => {
+        throw error instanceof CommandError ? new CommandError(`${error.message}; the copy was removed`) : error;
+      }), stop.signal);
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+  }
 }

@@ -194,6 +194,32 @@ t.test('the health check answers 503 when the database does not answer, or while
   tt.same(passed.map((request) => request.url), ['/healthzz', '/api/v1/identity'], 'everything else goes to the service');
 });
 
+t.test('backup stopped by SIGTERM or SIGINT, whenever it lands, leaves a complete checked copy (exit 0) or nothing at all', async (tt) => {
+  const dbPath = fixtureDatabase(tt);
+  // Some 32 MB, so the signal usually lands during the copy, which is one synchronous step.
+  const filler = new Database(dbPath);
+  filler.exec('CREATE TABLE filler (b BLOB); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 32) INSERT INTO filler SELECT randomblob(1000000) FROM n');
+  filler.close();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const directory = join(dirOf(tt), `stopped-${signal}`);
+    const copy = join(directory, 'copy.sqlite');
+    const child = start(['backup', copy, '--db', dbPath]);
+    const output = watch(child);
+    // Stopped as soon as the copy has begun (or the command has already ended).
+    while (!existsSync(copy) && child.exitCode === null) await new Promise((resolve) => setImmediate(resolve));
+    child.kill(signal);
+    const { code } = await exited(child);
+    if (code === 0) {
+      tt.match(output.stdout, /integrity ok/, `${signal}: finished before the signal was handled, and said so`);
+      const opened = new Database(copy, { readonly: true, fileMustExist: true });
+      tt.equal(opened.pragma('integrity_check', { simple: true }), 'ok', `${signal}: the copy is whole`);
+      opened.close();
+    } else {
+      tt.notOk(existsSync(directory), `${signal}: exit ${String(code)}, and no copy or directory is left (stderr: ${output.stderr.trim()})`);
+    }
+  }
+});
+
 t.test('backup FILE makes a consistent copy while the server runs on the same file', async (tt) => {
   const dbPath = fixtureDatabase(tt);
   const { base } = await serve(tt, ['--db', dbPath]);

@@ -25,6 +25,11 @@ export async function backupDatabase(
   target: string,
   /** The last step (the command line's report of it): when it fails, the copy is removed after all. */
   confirm?: (summary: BackupSummary) => Promise<void>,
+  /**
+   * Aborted to give up (the command line's SIGINT or SIGTERM): the copy is removed and an
+   * AdminError thrown. The copy itself is one synchronous step, so it is looked at once that ends.
+   */
+  stop?: AbortSignal,
 ): Promise<BackupSummary> {
   if (source === ':memory:') throw new AdminError('an in-memory database cannot be backed up');
   if (resolve(target) === resolve(source)) throw new AdminError('the backup file must not be the database itself');
@@ -83,6 +88,11 @@ export async function backupDatabase(
   }
   const summary = { pages };
   try {
+    if (stop !== undefined) {
+      // A signal that arrived during the synchronous copy is handled once the event loop turns.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (stop.aborted) throw new AdminError('interrupted; the unfinished copy was removed');
+    }
     await confirm?.(summary);
   } catch (error) {
     removeCopy();

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backupDatabase } from '../../lib/admin/backup.js';
+import { AdminError } from '../../lib/admin/clients.js';
 import { createNewPrivateFile, makeParents, removeEmptyDirectories } from '../../lib/store/files.js';
 import { openDatabase, transientDatabaseFailure } from '../../lib/store/open.js';
 
@@ -67,6 +68,21 @@ t.test('STORE: a backup is its owner\'s alone (0600) too', async (t) => {
   await backupDatabase(source, join(dir, 'copies', 'copy.sqlite'));
   t.equal(statSync(join(dir, 'copies', 'copy.sqlite')).mode & 0o777, 0o600);
   t.equal(statSync(join(dir, 'copies')).mode & 0o777, 0o700);
+});
+
+t.test('STORE: a backup given up (its stop signal aborted, as SIGINT or SIGTERM does in the command) removes the copy and the directories it made', async (t) => {
+  const dir = t.testdir();
+  const source = join(dir, 'db.sqlite');
+  openDatabase(source).db.close();
+  const stop = new AbortController();
+  const copying = backupDatabase(source, join(dir, 'new', 'deeper', 'copy.sqlite'), undefined, stop.signal);
+  stop.abort();
+  await t.rejects(copying, new AdminError('interrupted; the unfinished copy was removed'));
+  t.notOk(existsSync(join(dir, 'new')), 'no copy and no directory is left to block the next run');
+  t.strictSame(readdirSync(dir).sort(), ['db.sqlite'], 'nor any journal beside it');
+  const kept = await backupDatabase(source, join(dir, 'new', 'copy.sqlite'), undefined, new AbortController().signal);
+  t.ok(kept.pages > 0, 'not stopped, the same call keeps its copy');
+  t.ok(existsSync(join(dir, 'new', 'copy.sqlite')));
 });
 
 t.test('STORE: a file that must be new (a backup) is created 0600, and an existing one is reported and left as it was', async (t) => {
