@@ -1,7 +1,7 @@
 import type { Handler } from '../adapters/shared.js';
 import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
-import type { Db } from '../lib/store/open.js';
+import { databaseFileCheck, type Db } from '../lib/store/open.js';
 
 /** The standalone server's liveness path, outside `/api/v1`. */
 const HEALTH_PATH = '/healthz';
@@ -24,16 +24,18 @@ function status(code: 200 | 503, value: 'ok' | 'unavailable'): ServiceResponse {
 
 /**
  * Puts `GET /healthz` in front of the service: 200 `{"status":"ok"}` while the database answers
- * a trivial query, 503 `{"status":"unavailable"}` otherwise. Neither authenticated nor rate
- * limited; everything else goes to the service unchanged.
+ * a trivial query and its file is still at its path, 503 `{"status":"unavailable"}` otherwise.
+ * Neither authenticated nor rate limited; everything else goes to the service unchanged.
  */
 export function withHealthCheck(service: Handler, options: HealthOptions): Handler {
   let probe: { get(): unknown } | undefined;
+  // A database file removed while serving still answers reads, from the unlinked file.
+  const fileInPlace = databaseFileCheck(options.db);
   const databaseAnswers = (): boolean => {
     try {
       probe ??= options.db.prepare('SELECT id FROM organisations LIMIT 1');
       probe.get();
-      return true;
+      return fileInPlace();
     } catch {
       return false;
     }

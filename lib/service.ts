@@ -24,7 +24,7 @@ import { openApiText } from './schemas/openapi.js';
 import { calendarStatements } from './store/calendars.js';
 import { claimStatements } from './store/claims.js';
 import { clientStatements } from './store/clients.js';
-import { openDatabase, type Db } from './store/open.js';
+import { databaseFileCheck, openDatabase, type Db } from './store/open.js';
 import { organisationStatements } from './store/organisations.js';
 import { assistanceStatements } from './store/assistance.js';
 import { receiptStatements } from './store/receipts.js';
@@ -72,7 +72,7 @@ export function createService(options: ServiceOptions): Service {
   const claimRows = claimStatements(db);
   const assistance = assistanceStatements(db);
   const sources = sourceStatements(db);
-  const commits = groupCommit(db);
+  const commits = groupCommit(db, databaseFileCheck(db));
   const refresher = sourceRefresher({
     db, sources, organisations, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, clock: resolved.clock,
     logger: resolved.logger, batches: commits,

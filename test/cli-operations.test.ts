@@ -1,6 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
@@ -192,6 +192,17 @@ t.test('the health check answers 503 when the database does not answer, or while
   await get('/healthzz');
   await get('/api/v1/identity');
   tt.same(passed.map((request) => request.url), ['/healthzz', '/api/v1/identity'], 'everything else goes to the service');
+});
+
+t.test('the health check answers 503 once the database file is no longer at its path (its writes would be lost)', async (tt) => {
+  const path = fixtureDatabase(tt);
+  const { db } = openDatabase(path);
+  tt.teardown(() => db.close());
+  const handler = withHealthCheck({ handle: () => ({ status: 204, headers: {} }) }, { db });
+  const get = () => handler.handle({ method: 'GET', url: '/healthz', headers: {} });
+  tt.match(await get(), { status: 200 });
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+  tt.match(await get(), { status: 503, body: '{"status":"unavailable"}' }, 'although the open file still answers the query');
 });
 
 t.test('backup stopped by SIGTERM or SIGINT, whenever it lands, leaves a complete checked copy (exit 0) or nothing at all', async (tt) => {

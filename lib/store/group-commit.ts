@@ -1,4 +1,4 @@
-import type { Db } from './open.js';
+import { DatabaseFileGone, type Db } from './open.js';
 
 /** Runs writes in shared transactions and answers them once their transaction is on disk. */
 export interface GroupCommit {
@@ -42,7 +42,7 @@ interface Batch {
  * same transaction. With synchronous = FULL one fsync then covers the whole batch, and no write
  * is acknowledged before the commit that makes it durable.
  */
-export function groupCommit(db: Db): GroupCommit {
+export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): GroupCommit {
   let batch: Batch | null = null;
   // Prepared once: exec would compile the statement again for every batch.
   const begin = db.prepare('BEGIN IMMEDIATE');
@@ -77,6 +77,8 @@ export function groupCommit(db: Db): GroupCommit {
   function flush(ending: Batch): void {
     if (ending.over) return;
     try {
+      // Committed into a file no longer at its path, the batch would be lost when the service stops.
+      if (!fileInPlace()) throw new DatabaseFileGone();
       commit.run();
     } catch (error) {
       abandon(ending, error);

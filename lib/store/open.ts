@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
+import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createPrivateFile, makeParents } from './files.js';
 import { holdsServiceSchema, migrate } from './migrations.js';
@@ -68,9 +68,35 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
  * file system, not by writing: that would wait for the write lock another process may hold.
  */
 function assertWritable(db: Db): void {
-  // Where SQLite keeps the file: absolute, whatever the working directory is now or a link points to.
-  const file = (db.pragma('database_list') as { name: string; file: string }[]).find((entry) => entry.name === 'main')?.file ?? '';
+  const file = mainFile(db);
   if (db.readonly || (file !== '' && !mayWriteDatabase(file))) throw new ReadOnlyDatabase();
+}
+
+/** Where SQLite keeps the file: absolute, whatever the working directory is now or a link points to; '' in memory. */
+function mainFile(db: Db): string {
+  return (db.pragma('database_list') as { name: string; file: string }[]).find((entry) => entry.name === 'main')?.file ?? '';
+}
+
+/**
+ * Whether the file the connection has open is still the one at its path. A database file removed
+ * (or replaced) while a service runs goes on taking writes into the unlinked file, to be lost
+ * when the service stops: the commit and the health check ask this first. Always true in memory.
+ */
+export function databaseFileCheck(db: Db): () => boolean {
+  const file = mainFile(db);
+  const opened = file === '' ? undefined : statSync(file, { throwIfNoEntry: false });
+  if (opened === undefined) return () => true;
+  return () => {
+    const now = statSync(file, { throwIfNoEntry: false });
+    return now !== undefined && now.ino === opened.ino && now.dev === opened.dev;
+  };
+}
+
+/** A commit refused because the database file is no longer at its path (see `databaseFileCheck`). */
+export class DatabaseFileGone extends Error {
+  constructor() {
+    super('the database file was removed or replaced while the service had it open');
+  }
 }
 
 /** Whether this process may write the database file at `file` and its -wal and -shm files. */
@@ -124,9 +150,11 @@ export function fileHoldsServiceSchema(path: string): boolean {
  * timeout (a `load` or an embedder's long transaction); `full`, no room left on the disk (or
  * under `max_page_count`); `read-only` and `I/O error`, storage that stopped taking writes after
  * the service opened it (a file system remounted read-only answers EROFS, which SQLite reports
- * as an I/O error). Null for anything else.
+ * as an I/O error); `file removed or replaced`, a commit refused because the file the service
+ * has open is no longer at its path. Null for anything else.
  */
-export function transientDatabaseFailure(error: unknown): 'busy' | 'full' | 'read-only' | 'I/O error' | null {
+export function transientDatabaseFailure(error: unknown): 'busy' | 'full' | 'read-only' | 'I/O error' | 'file removed or replaced' | null {
+  if (error instanceof DatabaseFileGone) return 'file removed or replaced';
   if (!isSqliteError(error)) return null;
   if (/^SQLITE_(BUSY|LOCKED)(_|$)/.test(error.code)) return 'busy';
   if (/^SQLITE_FULL(_|$)/.test(error.code)) return 'full';

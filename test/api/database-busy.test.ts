@@ -112,6 +112,36 @@ t.test('DATABASE READ-ONLY: a write refused by storage that stopped taking write
   t.equal(retried.status, 204, 'the same request succeeds once writes are taken again (no receipt was kept)');
 });
 
+t.test('DATABASE FILE GONE: a database file removed or replaced while the service runs refuses writes 503 (they would be lost at the next start), logged; reads go on', async (t) => {
+  for (const how of ['removed', 'replaced'] as const) {
+    const dir = mkdtempSync(join(tmpdir(), 'wta-gone-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'db.sqlite');
+    const seed = new Database(path);
+    loadFixture(seed, baseFixture(), { now: Date.parse(TEST_NOW) });
+    seed.close();
+    const errors: Record<string, unknown>[] = [];
+    const service = createService({ db: path, clock: manualClock(TEST_NOW), logger: { error: (entry) => errors.push(entry) } });
+    t.teardown(() => service.close());
+    const call = async (method: string, url: string, headers: Record<string, string> = {}, body?: unknown) =>
+      service.handle({ method, url, headers: { authorization: `Bearer ${TOKENS.ada}`, 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const etag = (await call('GET', `${API}/tasks/1`)).headers['etag'] ?? '';
+    t.equal((await call('POST', `${API}/tasks/1/notes`, { 'if-match': etag }, { text: 'kept' })).status, 204, `${how}: a write before`);
+    const etagAfter = (await call('GET', `${API}/tasks/1`)).headers['etag'] ?? '';
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+    if (how === 'replaced') {
+      const other = new Database(path);
+      other.exec('CREATE TABLE other (x)');
+      other.close();
+    }
+    const refused = await call('POST', `${API}/tasks/1/notes`, { 'if-match': etagAfter }, { text: 'lost?' });
+    t.equal(refused.status, 503, `${how}: the write is refused`);
+    t.match(JSON.parse(refused.body ?? '{}'), { code: 'temporarily_unavailable' });
+    t.ok(errors.some((entry) => entry['message'] === 'database file removed or replaced'), `${how}: the operator is told`);
+    t.equal((await call('GET', `${API}/tasks/1`)).status, 200, `${how}: reads are still answered`);
+  }
+});
+
 t.test('DATABASE FULL: a write that makes SQLite roll back the whole batch takes the batch\'s other writes with it, all answered 503; later writes start a new batch', async (t) => {
   const h = harness({ defaultToken: TOKENS.ada });
   t.teardown(() => h.service.close());
