@@ -7,8 +7,39 @@ import { CommandError, DEFAULT_DB, env, report } from './command-line.js';
 /** The CLI's database, and how to give it up when the command fails. */
 export interface OpenedDb {
   readonly db: Db;
-  /** Closes it and removes what opening created (the file, directories), so a failure leaves no trace. */
+  /** The path as given (or the default). */
+  readonly path: string;
+  /**
+   * Closes it and removes what opening created (the file, directories), so a failure leaves no
+   * trace: unless another command has committed to that file meanwhile.
+   */
   abandon(): void;
+  /** Whether the file opened is still the one at the path: a failing command that created it may have removed it. */
+  inPlace(): boolean;
+}
+
+/**
+ * Removes a database this command created unless another connection has committed to it since
+ * (`PRAGMA data_version` moves only for other connections' commits): asked, and the files
+ * removed, under the write lock, so no other command can write in between. A command that opened
+ * the file meanwhile and writes later finds it gone (`inPlace`) and changes nothing.
+ */
+function removeIfOnlyOurs(db: Db, file: string, dataVersionAtOpen: number): boolean {
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } catch {
+    // Another command is writing it: what it writes is its own, and stays.
+    return false;
+  }
+  try {
+    const onlyOurs = db.pragma('data_version', { simple: true }) === dataVersionAtOpen;
+    if (onlyOurs) removeDatabaseFiles(file);
+    return onlyOurs;
+  } catch {
+    return false;
+  } finally {
+    db.exec('ROLLBACK');
+  }
 }
 
 /**
@@ -21,7 +52,7 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   const file = path === ':memory:' ? undefined : resolve(path);
   const existed = file === undefined || existsSync(file);
   if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
-  const { fileHoldsServiceSchema, openDatabase } = await import('../lib/store/open.js');
+  const { databaseFileCheck, fileHoldsServiceSchema, openDatabase } = await import('../lib/store/open.js');
   // Managing clients of a file that is not yet the service's (a mistyped --db that hit another
   // application's database, say) would install the schema in it: looked at first, writing nothing.
   if (mustExist && file !== undefined && !fileHoldsServiceSchema(file)) {
@@ -36,12 +67,17 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   try {
     if (file !== undefined) createdDirectory = makeParents(dirname(file));
     const { db } = openDatabase(path);
+    const inPlace = databaseFileCheck(db);
+    const dataVersionAtOpen = db.pragma('data_version', { simple: true });
     return {
       db,
+      path,
       abandon: () => {
+        const removed = file !== undefined && !existed && removeIfOnlyOurs(db, file, Number(dataVersionAtOpen));
         db.close();
-        removeCreated();
+        if (removed && createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
       },
+      inPlace,
     };
   } catch (error) {
     removeCreated();
@@ -70,6 +106,10 @@ export async function withDb<T>(
     db.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE');
     lines = reportOf(action(db));
     if (!readOnly) {
+      // Checked under the write lock, which the command that removes a file it made holds too.
+      if (!opened.inPlace()) {
+        throw new CommandError(`the database file ${opened.path} was removed while this command waited (another command that created it failed); nothing was changed`);
+      }
       await report(lines).catch((error: unknown) => {
         throw error instanceof CommandError ? new CommandError(`${error.message}; nothing was changed`) : error;
       });

@@ -1,0 +1,60 @@
+import t from 'tap';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDb, withDb } from '../bin/database.js';
+import { CommandError } from '../bin/command-line.js';
+import { loadFixture } from '../lib/fixtures/load.js';
+import { removeDatabaseFiles } from '../lib/store/files.js';
+import { openDatabase } from '../lib/store/open.js';
+import { baseFixture, TEST_NOW } from './helpers/fixture.js';
+
+/**
+ * bin/database.ts: a command that fails removes the database it created, but never one another
+ * command has committed to meanwhile; a command whose file was removed under it changes nothing.
+ */
+
+const NOW = Date.parse(TEST_NOW);
+
+t.test('CLI DATABASE: a failing command removes the database it created, with what it wrote itself', async (t) => {
+  const path = join(t.testdir(), 'new', 'db.sqlite');
+  const opened = await openDb(path);
+  loadFixture(opened.db, baseFixture(), { now: NOW });
+  opened.abandon();
+  t.notOk(existsSync(join(path, '..')), 'no file and no directory is left');
+});
+
+t.test('CLI DATABASE: a failing command keeps the database it created once another command has committed to it', async (t) => {
+  const path = join(t.testdir(), 'new', 'db.sqlite');
+  const failing = await openDb(path);
+  const other = openDatabase(path).db;
+  loadFixture(other, baseFixture(), { now: NOW });
+  other.close();
+  failing.abandon();
+  t.ok(existsSync(path), 'the file stays');
+  const reopened = openDatabase(path).db;
+  t.ok((reopened.prepare('SELECT count(*) FROM tasks').pluck().get() as number) > 0, 'with what the other command loaded');
+  reopened.close();
+});
+
+t.test('CLI DATABASE: a command that opened a database another command then removed (it created it, and failed) changes nothing and says so', async (t) => {
+  const path = join(t.testdir(), 'new', 'db.sqlite');
+  const failing = await openDb(path);
+  const waiting = await openDb(path);
+  failing.abandon();
+  t.notOk(existsSync(path), 'removed: nobody had committed to it');
+  t.equal(waiting.inPlace(), false, 'the other command can tell');
+  waiting.db.close();
+
+  // withDb looks under its write lock, before it reports or commits.
+  const reported: string[] = [];
+  const failure = await withDb(path, () => {
+    removeDatabaseFiles(path);
+    return 1;
+  }, () => {
+    reported.push('loaded');
+    return ['loaded'];
+  }).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof CommandError, 'the command fails');
+  t.match(String(failure), /the database file .*db\.sqlite was removed while this command waited \(another command that created it failed\); nothing was changed/);
+  t.strictSame(reported, ['loaded'], 'the report was made ready, and never written (it would have come after the look)');
+});
