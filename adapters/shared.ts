@@ -8,8 +8,13 @@ export interface Handler {
   handle(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse>;
 }
 
-/** Path characters of RFC 3986 (unreserved, sub-delims, ':', '@', '/') and percent-encoded octets. */
-const URL_PATH = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
+/**
+ * What a path can hold as it arrives, through node:http and through the URL parser of a fetch
+ * host alike: printable ASCII without the characters the URL parser percent-encodes in a path
+ * (space " # < > ? ` { }) or reads as a separator (\), and no `.` or `..` segment, which it
+ * resolves away.
+ */
+const URL_PATH = /^(?!.*\/\.\.?(?:\/|$))[!$-;=@-[\]-_a-z|~]*$/;
 
 /** Checks and normalises a mount prefix (`/app/` becomes `/app`, `''` mounts at the root). */
 function normalisePrefix(prefix: unknown, caller: string): string {

@@ -118,19 +118,16 @@ export async function backup(args: string[]): Promise<void> {
   const source = command.db ?? env('WTA_DB') ?? DEFAULT_DB;
   // A stop (Ctrl-C, systemd ending a timer job) would otherwise kill the process in the middle of
   // the copy, leaving a file named like a good backup that holds nothing, and blocking the next run.
+  // The handlers stay until the process exits (they do not keep it alive): a stop that comes
+  // after the copy was reported whole changes nothing, and the command still exits 0.
   const stop = new AbortController();
   const interrupt = (): void => stop.abort();
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', interrupt);
-  try {
-    const { backupDatabase } = await import('../lib/admin/backup.js');
-    // Like any failed command: no copy is left that its cron job believes was never made.
-    await backupDatabase(source, target, ({ pages }) =>
-      report([`backed up ${source} to ${target} (${pages} pages, integrity ok)`]).catch((error: unknown) => {
-        throw error instanceof CommandError ? new CommandError(`${error.message}; the copy was removed`) : error;
-      }), stop.signal);
-  } finally {
-    process.off('SIGINT', interrupt);
-    process.off('SIGTERM', interrupt);
-  }
+  const { backupDatabase } = await import('../lib/admin/backup.js');
+  // Like any failed command: no copy is left that its cron job believes was never made.
+  await backupDatabase(source, target, ({ pages }) =>
+    report([`backed up ${source} to ${target} (${pages} pages, integrity ok)`]).catch((error: unknown) => {
+      throw error instanceof CommandError ? new CommandError(`${error.message}; the copy was removed`) : error;
+    }), stop.signal);
 }

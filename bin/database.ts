@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
+import { createNewPrivateFile, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
 import type { Db } from '../lib/store/open.js';
 import { CommandError, DEFAULT_DB, env, report } from './command-line.js';
 
@@ -24,7 +24,7 @@ export interface OpenedDb {
  * removed, under the write lock, so no other command can write in between. A command that opened
  * the file meanwhile and writes later finds it gone (`inPlace`) and changes nothing.
  */
-function removeIfOnlyOurs(db: Db, file: string, dataVersionAtOpen: number): boolean {
+function removeIfOnlyOurs(db: Db, file: string, dataVersionAtOpen: number, inPlace: () => boolean): boolean {
   try {
     db.exec('BEGIN IMMEDIATE');
   } catch {
@@ -32,7 +32,8 @@ function removeIfOnlyOurs(db: Db, file: string, dataVersionAtOpen: number): bool
     return false;
   }
   try {
-    const onlyOurs = db.pragma('data_version', { simple: true }) === dataVersionAtOpen;
+    // And still the file this command made: once removed, the path may hold another command's.
+    const onlyOurs = db.pragma('data_version', { simple: true }) === dataVersionAtOpen && inPlace();
     if (onlyOurs) removeDatabaseFiles(file);
     return onlyOurs;
   } catch {
@@ -52,35 +53,42 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   const file = path === ':memory:' ? undefined : resolve(path);
   const existed = file === undefined || existsSync(file);
   if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
-  const { databaseFileCheck, fileHoldsServiceSchema, openDatabase } = await import('../lib/store/open.js');
+  const { databaseFileCheck, fileHoldsServiceSchema, openConnection, openDatabase } = await import('../lib/store/open.js');
   // Managing clients of a file that is not yet the service's (a mistyped --db that hit another
   // application's database, say) would install the schema in it: looked at first, writing nothing.
   if (mustExist && file !== undefined && !fileHoldsServiceSchema(file)) {
     throw new CommandError(`${path} is not a worker-task-api database (serve or load creates one)`);
   }
   let createdDirectory: string | undefined;
-  const removeCreated = (): void => {
-    if (file === undefined || existed) return;
-    removeDatabaseFiles(file);
-    if (createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
-  };
+  let created = false;
+  let handle: Db | undefined;
   try {
-    if (file !== undefined) createdDirectory = makeParents(dirname(file));
-    const { db } = openDatabase(path);
+    if (file !== undefined) {
+      createdDirectory = makeParents(dirname(file));
+      // Made here, exclusively: a command removes only a file it made itself.
+      created = createNewPrivateFile(file);
+    }
+    handle = openConnection(path);
+    const { db } = openDatabase(handle);
+    // From here on only other connections' commits move it (switching to WAL moved it once). The
+    // file is this command's since its exclusive create; another command would have to open it and
+    // commit in the few statements since then to go unseen.
+    const dataVersionAtOpen = Number(db.pragma('data_version', { simple: true }));
     const inPlace = databaseFileCheck(db);
-    const dataVersionAtOpen = db.pragma('data_version', { simple: true });
     return {
       db,
       path,
       abandon: () => {
-        const removed = file !== undefined && !existed && removeIfOnlyOurs(db, file, Number(dataVersionAtOpen));
+        const removed = file !== undefined && created && removeIfOnlyOurs(db, file, dataVersionAtOpen, inPlace);
         db.close();
         if (removed && createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
       },
       inPlace,
     };
   } catch (error) {
-    removeCreated();
+    handle?.close();
+    if (file !== undefined && created) removeDatabaseFiles(file);
+    if (file !== undefined && createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
     throw new CommandError(`cannot open database ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -36,6 +36,29 @@ t.test('CLI DATABASE: a failing command keeps the database it created once anoth
   reopened.close();
 });
 
+t.test('CLI DATABASE: a failing command that found the file made by another command (which committed) never removes it', async (t) => {
+  const path = join(t.testdir(), 'new', 'db.sqlite');
+  // The failing command starts first, but the other one makes the file and commits before it opens it.
+  const failingOpen = openDb(path);
+  const other = openDatabase(path).db;
+  loadFixture(other, baseFixture(), { now: NOW });
+  other.close();
+  (await failingOpen).abandon();
+  t.ok(existsSync(path), 'the file stays');
+
+  // A path whose file was removed and made again by a third command: still not the failing one's.
+  const third = join(t.testdir(), 'again', 'db.sqlite');
+  const first = await openDb(third);
+  const second = await openDb(third);
+  first.abandon();
+  t.notOk(existsSync(third), 'the first command removed the file it made');
+  const remade = openDatabase(third).db;
+  loadFixture(remade, baseFixture(), { now: NOW });
+  remade.close();
+  second.abandon();
+  t.ok(existsSync(third), 'the second command leaves the third one\'s file alone');
+});
+
 t.test('CLI DATABASE: a command that opened a database another command then removed (it created it, and failed) changes nothing and says so', async (t) => {
   const path = join(t.testdir(), 'new', 'db.sqlite');
   const failing = await openDb(path);

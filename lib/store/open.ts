@@ -21,6 +21,11 @@ function schemaSql(): string {
  */
 const prepared = new WeakSet<Db>();
 
+/** A bare connection to a file, nothing set up yet: for `openDatabase` to adopt. */
+export function openConnection(file: string): Db {
+  return new Database(file);
+}
+
 /**
  * Opens (or adopts) a database and brings it to the current schema. A file database runs in WAL
  * mode with synchronous FULL, so a 2xx answer means the change is on disk.
@@ -79,17 +84,28 @@ function mainFile(db: Db): string {
 
 /**
  * Whether the file the connection has open is still the one at its path. A database file removed
- * (or replaced) while a service runs goes on taking writes into the unlinked file, to be lost
- * when the service stops: the commit and the health check ask this first. Always true in memory.
+ * (or replaced by another, or a link to it pointed elsewhere) while a service runs goes on taking
+ * writes into the file it has open, to be lost when the service stops: the commit and the health
+ * check ask this first. A path that cannot be looked at (gone, a directory made unreadable, an
+ * I/O error) counts as not in place. Always true in memory.
  */
 export function databaseFileCheck(db: Db): () => boolean {
+  // Where SQLite resolved it, and the name it was opened by (a link, say) when that names the same file.
   const file = mainFile(db);
-  const opened = file === '' ? undefined : statSync(file, { throwIfNoEntry: false });
-  if (opened === undefined) return () => true;
-  return () => {
-    const now = statSync(file, { throwIfNoEntry: false });
-    return now !== undefined && now.ino === opened.ino && now.dev === opened.dev;
+  if (file === '') return () => true;
+  const identity = (path: string): string | undefined => {
+    try {
+      const stats = statSync(path, { throwIfNoEntry: false });
+      return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+    } catch {
+      return undefined;
+    }
   };
+  const opened = identity(file);
+  if (opened === undefined) return () => false;
+  const named = resolve(db.name);
+  const paths = named !== file && identity(named) === opened ? [file, named] : [file];
+  return () => paths.every((path) => identity(path) === opened);
 }
 
 /** A commit refused because the database file is no longer at its path (see `databaseFileCheck`). */

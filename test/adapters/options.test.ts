@@ -45,10 +45,10 @@ t.test('ADAPTERS: a misspelt option or a wrong type throws a TypeError naming it
     t.equal(thrown(make, 'app'), `${caller}: options must be an object`);
     t.equal(thrown(make, { prefix: 5 }), `${caller}: options.prefix must be a string starting with "/"`);
     t.equal(thrown(make, { prefix: 'app' }), `${caller}: options.prefix must start with "/"`);
-    for (const prefix of ['/a b', '/é', '/a?b', '/a#b', '/a%2', '/a%zz', '/a\\b']) {
+    for (const prefix of ['/a b', '/é', '/a?b', '/a#b', '/a\\b', '/a"b', '/a<b', '/a`b', '/a{b', '/a/./b', '/a/../b', '/a/..']) {
       t.equal(thrown(make, { prefix }), `${caller}: options.prefix must hold only characters a URL path carries as they are (percent-encode others)`, `${caller}: ${prefix}`);
     }
-    for (const prefix of ['/a%20b', '/%C3%A9', "/v1.2/~team/a-b_c/x:y@z!$&'()*+,;="]) t.equal(thrown(make, { prefix }), undefined, `${caller}: ${prefix}`);
+    for (const prefix of ['/a%20b', '/%C3%A9', "/v1.2/~team/a-b_c/x:y@z!$&'()*+,;=", '/a|b[c]^d', '/a..b/.c']) t.equal(thrown(make, { prefix }), undefined, `${caller}: ${prefix}`);
     t.equal(thrown(make, { onResponse: 5 }), `${caller}: options.onResponse must be a function`);
     t.equal(thrown(make, { prefix: '/app/', onResponse: () => undefined }), undefined, `${caller}: valid options`);
     t.equal(thrown(make, undefined), undefined, `${caller}: no options`);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createService } from '../../lib/service.js';
@@ -113,10 +113,13 @@ t.test('DATABASE READ-ONLY: a write refused by storage that stopped taking write
 });
 
 t.test('DATABASE FILE GONE: a database file removed or replaced while the service runs refuses writes 503 (they would be lost at the next start), logged; reads go on', async (t) => {
-  for (const how of ['removed', 'replaced'] as const) {
+  for (const how of ['removed', 'replaced', 'linked elsewhere', 'unreachable'] as const) {
     const dir = mkdtempSync(join(tmpdir(), 'wta-gone-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, 'db.sqlite');
+    const real = join(dir, 'real.sqlite');
+    // Served through a link, as a deployment that switches versions might.
+    const path = how === 'linked elsewhere' ? join(dir, 'db.sqlite') : real;
+    if (path !== real) symlinkSync(real, path);
     const seed = new Database(path);
     loadFixture(seed, baseFixture(), { now: Date.parse(TEST_NOW) });
     seed.close();
@@ -128,11 +131,21 @@ t.test('DATABASE FILE GONE: a database file removed or replaced while the servic
     const etag = (await call('GET', `${API}/tasks/1`)).headers['etag'] ?? '';
     t.equal((await call('POST', `${API}/tasks/1/notes`, { 'if-match': etag }, { text: 'kept' })).status, 204, `${how}: a write before`);
     const etagAfter = (await call('GET', `${API}/tasks/1`)).headers['etag'] ?? '';
-    for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+    if (how === 'removed' || how === 'replaced') for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
     if (how === 'replaced') {
       const other = new Database(path);
       other.exec('CREATE TABLE other (x)');
       other.close();
+    }
+    if (how === 'linked elsewhere') {
+      new Database(join(dir, 'other.sqlite')).close();
+      rmSync(path);
+      symlinkSync(join(dir, 'other.sqlite'), path);
+    }
+    if (how === 'unreachable') {
+      // A loop where the file was: the path can no longer be looked at (ELOOP), not merely missing.
+      renameSync(real, join(dir, 'moved.sqlite'));
+      symlinkSync(real, real);
     }
     const refused = await call('POST', `${API}/tasks/1/notes`, { 'if-match': etagAfter }, { text: 'lost?' });
     t.equal(refused.status, 503, `${how}: the write is refused`);

@@ -105,9 +105,9 @@ t.test('ERRORS: an async logger that rejects costs neither the answer nor the pr
   const rejecting = async () => {
     throw new Error('log shipper down');
   };
-  // A thenable whose then() throws is adopted as a rejection too.
+  // A thenable that is no promise is not awaited: its then() (which may start work) is never called.
   const badThenable = () => ({ get then(): never { throw new Error('then getter'); } });
-  for (const [label, sink] of [['async functions', rejecting], ['a thenable with a throwing then', badThenable]] as const) {
+  for (const [label, sink] of [['async functions', rejecting], ['a thenable whose then throws', badThenable]] as const) {
     const db = new Database(':memory:');
     const clock = manualClock(TEST_NOW);
     loadFixture(db, baseFixture(), { now: clock.now() });
