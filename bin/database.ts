@@ -11,20 +11,29 @@ export interface OpenedDb {
   readonly path: string;
   /**
    * Closes it and removes what opening created (the file, directories), so a failure leaves no
-   * trace: unless another command has committed to that file meanwhile.
+   * trace; never what another command has committed to that file meanwhile.
    */
   abandon(): void;
-  /** Whether the file opened is still the one at the path: a failing command that created it may have removed it. */
-  inPlace(): boolean;
+  /**
+   * Called inside a write transaction that is about to fill the database (serve's seeding): when
+   * it holds nothing yet, what this command commits now is its own to remove again.
+   */
+  claimIfEmpty(): void;
+  /** Throws a CommandError when the file opened is no longer the one at the path (see `abandon`). */
+  assertInPlace(): void;
 }
 
+const holdsNoOrganisation = (db: Db): boolean => db.prepare('SELECT NOT EXISTS (SELECT 1 FROM organisations) AS empty').pluck().get() === 1;
+
 /**
- * Removes a database this command created unless another connection has committed to it since
- * (`PRAGMA data_version` moves only for other connections' commits): asked, and the files
- * removed, under the write lock, so no other command can write in between. A command that opened
- * the file meanwhile and writes later finds it gone (`inPlace`) and changes nothing.
+ * Removes a database this command created when nothing in it is another command's: it holds no
+ * organisation (every row worth keeping belongs to one), or everything was committed by this
+ * command after `claimIfEmpty` found it empty (`PRAGMA data_version` moves only for other
+ * connections' commits). Asked, and the files removed, under the write lock and only while the
+ * path still names this file, so no other command can write in between. One that opened the file
+ * before and writes later finds it gone (`assertInPlace`) and changes nothing.
  */
-function removeIfOnlyOurs(db: Db, file: string, dataVersionAtOpen: number, inPlace: () => boolean): boolean {
+function removeIfOnlyOurs(db: Db, file: string, claimedAt: number | undefined, inPlace: () => boolean): boolean {
   try {
     db.exec('BEGIN IMMEDIATE');
   } catch {
@@ -32,8 +41,7 @@ function removeIfOnlyOurs(db: Db, file: string, dataVersionAtOpen: number, inPla
     return false;
   }
   try {
-    // And still the file this command made: once removed, the path may hold another command's.
-    const onlyOurs = db.pragma('data_version', { simple: true }) === dataVersionAtOpen && inPlace();
+    const onlyOurs = inPlace() && (holdsNoOrganisation(db) || db.pragma('data_version', { simple: true }) === claimedAt);
     if (onlyOurs) removeDatabaseFiles(file);
     return onlyOurs;
   } catch {
@@ -70,20 +78,25 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
     }
     handle = openConnection(path);
     const { db } = openDatabase(handle);
-    // From here on only other connections' commits move it (switching to WAL moved it once). The
-    // file is this command's since its exclusive create; another command would have to open it and
-    // commit in the few statements since then to go unseen.
-    const dataVersionAtOpen = Number(db.pragma('data_version', { simple: true }));
     const inPlace = databaseFileCheck(db);
+    let claimedAt: number | undefined;
     return {
       db,
       path,
       abandon: () => {
-        const removed = file !== undefined && created && removeIfOnlyOurs(db, file, dataVersionAtOpen, inPlace);
+        const removed = file !== undefined && created && removeIfOnlyOurs(db, file, claimedAt, inPlace);
         db.close();
         if (removed && createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
       },
-      inPlace,
+      claimIfEmpty: () => {
+        // Read under the write lock: no other connection's commit can come before it unseen.
+        if (created && holdsNoOrganisation(db)) claimedAt = Number(db.pragma('data_version', { simple: true }));
+      },
+      assertInPlace: () => {
+        if (!inPlace()) {
+          throw new CommandError(`the database file ${path} was removed while this command waited (another command that created it failed); nothing was changed`);
+        }
+      },
     };
   } catch (error) {
     handle?.close();
@@ -115,9 +128,7 @@ export async function withDb<T>(
     lines = reportOf(action(db));
     if (!readOnly) {
       // Checked under the write lock, which the command that removes a file it made holds too.
-      if (!opened.inPlace()) {
-        throw new CommandError(`the database file ${opened.path} was removed while this command waited (another command that created it failed); nothing was changed`);
-      }
+      opened.assertInPlace();
       await report(lines).catch((error: unknown) => {
         throw error instanceof CommandError ? new CommandError(`${error.message}; nothing was changed`) : error;
       });

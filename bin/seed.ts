@@ -14,7 +14,11 @@ function demoAgentToken(path: string): string | undefined {
  * `--fixture` over it, in one transaction: a fixture that fails takes the demo back with it.
  * Returns the demo agent's token when it works in this database.
  */
-export async function seedDatabase(db: Db, demo: boolean, fixturePath: string | undefined): Promise<string | undefined> {
+export async function seedDatabase(
+  db: Db, demo: boolean, fixturePath: string | undefined,
+  /** Runs first inside the seeding transaction (see OpenedDb.claimIfEmpty). */
+  claimIfEmpty: () => void = () => undefined,
+): Promise<string | undefined> {
   const [{ hashToken }, { loadFixtureFile }, { packageFile }] = await Promise.all([
     import('../lib/auth/token.js'),
     import('../lib/fixtures/load.js'),
@@ -22,6 +26,7 @@ export async function seedDatabase(db: Db, demo: boolean, fixturePath: string | 
   ]);
   const demoPath = packageFile('fixtures/demo.json');
   const demoLoaded = db.transaction(() => {
+    claimIfEmpty();
     const empty = (db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organisations').get()?.n ?? 0) === 0;
     const summary = demo && empty ? loadFixtureFile(db, demoPath) : undefined;
     if (fixturePath !== undefined) loadFixtureFile(db, fixturePath);

@@ -127,7 +127,10 @@ export async function serve(args: string[]): Promise<void> {
   const { db } = opened;
   let demoToken: string | undefined;
   try {
-    demoToken = await seedDatabase(db, demo, fixturePath);
+    demoToken = await seedDatabase(db, demo, fixturePath, opened.claimIfEmpty);
+    // A failing command that made the file may have removed it meanwhile: serving it would take
+    // writes into a file nobody can open again.
+    opened.assertInPlace();
   } catch (error) {
     opened.abandon();
     throw error;

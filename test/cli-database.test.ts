@@ -15,12 +15,35 @@ import { baseFixture, TEST_NOW } from './helpers/fixture.js';
 
 const NOW = Date.parse(TEST_NOW);
 
+/** What serve does: fill the database in a write transaction that first claims it if it is empty. */
+function seed(opened: Awaited<ReturnType<typeof openDb>>): void {
+  opened.db.transaction(() => {
+    opened.claimIfEmpty();
+    loadFixture(opened.db, baseFixture(), { now: NOW });
+  }).immediate();
+}
+
 t.test('CLI DATABASE: a failing command removes the database it created, with what it wrote itself', async (t) => {
   const path = join(t.testdir(), 'new', 'db.sqlite');
   const opened = await openDb(path);
-  loadFixture(opened.db, baseFixture(), { now: NOW });
+  seed(opened);
   opened.abandon();
   t.notOk(existsSync(join(path, '..')), 'no file and no directory is left');
+
+  const unclaimed = join(t.testdir(), 'plain', 'db.sqlite');
+  (await openDb(unclaimed)).abandon();
+  t.notOk(existsSync(join(unclaimed, '..')), 'nor when it wrote nothing (a load that failed)');
+});
+
+t.test('CLI DATABASE: what another command commits after the failing one filled the database it made keeps the file', async (t) => {
+  const path = join(t.testdir(), 'new', 'db.sqlite');
+  const opened = await openDb(path);
+  seed(opened);
+  const other = openDatabase(path).db;
+  other.prepare("UPDATE tasks SET title = 'theirs' WHERE id = 1").run();
+  other.close();
+  opened.abandon();
+  t.ok(existsSync(path), 'the file stays');
 });
 
 t.test('CLI DATABASE: a failing command keeps the database it created once another command has committed to it', async (t) => {
@@ -65,7 +88,7 @@ t.test('CLI DATABASE: a command that opened a database another command then remo
   const waiting = await openDb(path);
   failing.abandon();
   t.notOk(existsSync(path), 'removed: nobody had committed to it');
-  t.equal(waiting.inPlace(), false, 'the other command can tell');
+  t.throws(() => waiting.assertInPlace(), /was removed while this command waited/, 'the other command can tell');
   waiting.db.close();
 
   // withDb looks under its write lock, before it reports or commits.
