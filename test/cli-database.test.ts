@@ -15,6 +15,13 @@ import { baseFixture, TEST_NOW } from './helpers/fixture.js';
 
 const NOW = Date.parse(TEST_NOW);
 
+/** Another command (a `load`) committing the test world to the file at `path`. */
+function loadElsewhere(path: string): void {
+  const other = openDatabase(path).db;
+  loadFixture(other, baseFixture(), { now: NOW });
+  other.close();
+}
+
 /** What serve does: fill the database in a write transaction that first claims it if it is empty. */
 function seed(opened: Awaited<ReturnType<typeof openDb>>): void {
   opened.db.transaction(() => {
@@ -49,9 +56,7 @@ t.test('CLI DATABASE: what another command commits after the failing one filled 
 t.test('CLI DATABASE: a failing command keeps the database it created once another command has committed to it', async (t) => {
   const path = join(t.testdir(), 'new', 'db.sqlite');
   const failing = await openDb(path);
-  const other = openDatabase(path).db;
-  loadFixture(other, baseFixture(), { now: NOW });
-  other.close();
+  loadElsewhere(path);
   failing.abandon();
   t.ok(existsSync(path), 'the file stays');
   const reopened = openDatabase(path).db;
@@ -63,9 +68,7 @@ t.test('CLI DATABASE: a failing command that found the file made by another comm
   const path = join(t.testdir(), 'new', 'db.sqlite');
   // The failing command starts first, but the other one makes the file and commits before it opens it.
   const failingOpen = openDb(path);
-  const other = openDatabase(path).db;
-  loadFixture(other, baseFixture(), { now: NOW });
-  other.close();
+  loadElsewhere(path);
   (await failingOpen).abandon();
   t.ok(existsSync(path), 'the file stays');
 
@@ -75,9 +78,7 @@ t.test('CLI DATABASE: a failing command that found the file made by another comm
   const second = await openDb(third);
   first.abandon();
   t.notOk(existsSync(third), 'the first command removed the file it made');
-  const remade = openDatabase(third).db;
-  loadFixture(remade, baseFixture(), { now: NOW });
-  remade.close();
+  loadElsewhere(third);
   second.abandon();
   t.ok(existsSync(third), 'the second command leaves the third one\'s file alone');
 });
