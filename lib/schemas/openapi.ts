@@ -115,7 +115,7 @@ const HEADERS: Record<string, JsonObject> = {
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
   'Accept-Encoding': { description: 'On a 415 for a Content-Encoding: identity, the only content coding request bodies may have.', schema: { type: 'string', enum: ['identity'] } },
   'Retry-After': {
-    description: 'Whole seconds to wait, at least 1. 429: to the end of the rate-limit window. 503 temporarily_unavailable: 1 (the database was busy or full, or the service is shutting down). 503 source_unavailable: how long the failure keeps the task out of GET /tasks/available (15 by default).',
+    description: 'Whole seconds to wait, at least 1. 429: to the end of the rate-limit window. 503 temporarily_unavailable: 1 (the database was busy or full, its storage stopped taking writes or its file is no longer at its path, or the service is shutting down). 503 source_unavailable: how long the failure keeps the task out of GET /tasks/available (15 by default).',
     schema: { type: 'integer', minimum: 1 },
   },
   ETag: { description: 'On task reads and writes the quoted task ETag (equal to the etag field); on Incoming actions the quoted new revision.', schema: { type: 'string' } },
