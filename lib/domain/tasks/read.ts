@@ -53,13 +53,13 @@ export function taskReads(deps: TaskReadDependencies) {
   }
 
   /**
-   * When the oldest of these items becomes too old to offer without a refresh: an answer holds
-   * until then, exclusive, so while its age is at most `maxAgeMs` (contract 9), to the last
-   * fraction of a millisecond a clock may answer.
+   * When a stored answer must be read afresh for the oldest of these items. At exactly that age
+   * an item still counts as fresh (see `isStale`): the answer read then is the same, only not
+   * reused.
    */
   function freshUntil(items: readonly TaskSourceRow[]): number {
     let until = Number.POSITIVE_INFINITY;
-    for (const item of items) if (item.lastAttemptUtc !== null) until = Math.min(until, justAfter(item.lastAttemptUtc + deps.sources.maxAgeMs));
+    for (const item of items) if (item.lastAttemptUtc !== null) until = Math.min(until, item.lastAttemptUtc + deps.sources.maxAgeMs);
     return until;
   }
 
@@ -129,13 +129,3 @@ export function taskReads(deps: TaskReadDependencies) {
 }
 
 export type TaskReads = ReturnType<typeof taskReads>;
-
-const bits = new Float64Array(1);
-const bitsAsInteger = new BigInt64Array(bits.buffer);
-
-/** The smallest number greater than `instant` (a non-negative finite number of milliseconds). */
-function justAfter(instant: number): number {
-  bits[0] = instant;
-  bitsAsInteger[0] = (bitsAsInteger[0] as bigint) + 1n;
-  return bits[0];
-}
