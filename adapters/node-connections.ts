@@ -172,8 +172,8 @@ function refusedMethodLine(error: Error): { method: string; target: string } | n
 /**
  * The answer to unparseable bytes: a malformed request (bad syntax, invalid characters, a header
  * block over node's size limit) is 400 validation_failed, oversized chunk extensions are 413; a
- * client too slow to send its request gets node's own bare 408, as no error code of the API
- * fits. Null: the peer is gone.
+ * client too slow to send its request gets a bare 408 with only its X-Trace-Id, as no error code of
+ * the API fits. Null: the peer is gone.
  */
 function clientErrorAnswer(error: Error): ServiceResponse | 'timeout' | null {
   const code = (error as NodeJS.ErrnoException).code;

@@ -2,12 +2,11 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Incomi
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
-import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { ConnectionAnswers } from './node-connections.js';
 import { hasRepeatedField, write } from './node-response.js';
 import { tlsPairProblem, type TlsPair } from './tls-pair.js';
-import { checkAdapterOptions, handleSafely, mountedResponse, mountedUrl, observe, originForm, type Handler } from './shared.js';
+import { checkAdapterOptions, handleSafely, internalErrorResponse, mountedResponse, mountedUrl, observe, originForm, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -188,7 +187,7 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
     // Something before us (a body parser such as express.json()) has read the body: it can never
     // arrive, and waiting for it would leave the client hanging. A host mistake, so a 500.
     if (req.readableEnded) {
-      answer(problemResponse('internal_error', newTraceId()));
+      answer(internalErrorResponse());
       return;
     }
 

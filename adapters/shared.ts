@@ -92,7 +92,10 @@ export function sendsBody(status: number): boolean {
   return status !== 204 && status !== 304;
 }
 
-/** Only reached if handle() itself breaks its promise never to throw: the core's own 500. */
+/**
+ * The adapters' own 500: handle() broke its promise never to throw, or the host handed over a
+ * request whose body something else had already read.
+ */
 export function internalErrorResponse(): ServiceResponse {
   return problemResponse('internal_error', newTraceId());
 }
