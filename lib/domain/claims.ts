@@ -22,11 +22,8 @@ export function claimUseCases(deps: ClaimDependencies) {
 
   /** The caller's live lease on this task named by `token`; anything else is claim_expired. */
   function ownLiveLease(principal: Principal, taskId: number, token: string, now: number): LeaseRow {
-    const lease = claims.byToken(token.toLowerCase());
-    if (
-      lease === undefined || lease.taskId !== taskId || lease.clientId !== principal.clientId ||
-      lease.releasedUtc !== null || lease.expiresUtc <= now
-    ) {
+    const lease = claims.liveLeaseByToken(token.toLowerCase(), now);
+    if (lease === undefined || lease.taskId !== taskId || lease.clientId !== principal.clientId) {
       throw new ServiceError('claim_expired');
     }
     return lease;

@@ -22,7 +22,8 @@ export function claimStatements(db: Db) {
   const live = db.prepare<[{ taskId: number; now: number }], LeaseRow>(`
     SELECT ${LEASE_COLUMNS} FROM claims
      WHERE task_id = @taskId AND ${liveLeaseAt()} ORDER BY id DESC LIMIT 1`);
-  const byToken = db.prepare<[string], LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM claims WHERE token = ?`);
+  const liveByToken = db.prepare<[{ token: string; now: number }], LeaseRow>(
+    `SELECT ${LEASE_COLUMNS} FROM claims WHERE token = @token AND ${liveLeaseAt()}`);
   const insert = db.prepare(`INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc)
     VALUES (@taskId, @clientId, @token, @now, @expiresUtc)`);
   const extend = db.prepare<[{ id: number; expiresUtc: number }]>('UPDATE claims SET expires_utc = @expiresUtc WHERE id = @id');
@@ -31,7 +32,7 @@ export function claimStatements(db: Db) {
     `UPDATE claims SET released_utc = @now WHERE client_id = @clientId AND ${liveLeaseAt()}`);
   return {
     liveLease: (taskId: number, now: number) => live.get({ taskId, now }),
-    byToken: (token: string) => byToken.get(token),
+    liveLeaseByToken: (token: string, now: number) => liveByToken.get({ token, now }),
     insert: (taskId: number, clientId: number, token: string, now: number, expiresUtc: number) =>
       insert.run({ taskId, clientId, token, now, expiresUtc }),
     extend: (id: number, expiresUtc: number) => extend.run({ id, expiresUtc }),

@@ -2,8 +2,11 @@ import type { BlockingReason } from '../../schemas/common.js';
 import type { TaskRow } from '../../store/task-reads.js';
 import { localToEpochMs } from '../../time/london.js';
 
+/** The three facts that block a task (contract 5), as stored or as a write leaves them. */
+type BlockingFacts = Pick<TaskRow, 'unmetPrerequisites' | 'humanBlocker' | 'isWaiting'>;
+
 /** Contract 5: exactly the reasons that hold, in this order. */
-export function blockingReasons(row: TaskRow): BlockingReason[] {
+export function blockingReasons(row: BlockingFacts): BlockingReason[] {
   const reasons: BlockingReason[] = [];
   if (row.unmetPrerequisites === 1) reasons.push('unmet prerequisites');
   if (row.humanBlocker === 1) reasons.push('human assistance');
@@ -11,8 +14,8 @@ export function blockingReasons(row: TaskRow): BlockingReason[] {
   return reasons;
 }
 
-export function isBlocked(row: TaskRow): boolean {
-  return row.unmetPrerequisites === 1 || row.humanBlocker === 1 || row.isWaiting === 1;
+export function isBlocked(row: BlockingFacts): boolean {
+  return blockingReasons(row).length > 0;
 }
 
 /** A planning wall time that has not yet arrived holds work back. */

@@ -10,6 +10,7 @@ import { localInput, localMoment } from '../local-time-input.js';
 import { nonblank } from '../text-input.js';
 import type { MutationOutcome } from '../outcome.js';
 import { validatedIntervals } from './effort.js';
+import { isBlocked } from './state.js';
 
 const REMAINING_MINUTES_DEPRECATION = 'remainingMinutes is deprecated; send estimatedMinutes';
 
@@ -93,9 +94,13 @@ export function taskWrites(deps: TaskWriteDependencies) {
       }
       if (status !== row.status) {
         // Blocking is judged on the task as this PATCH leaves it (new prerequisites, waiting flag).
-        const blocked = unmetPrerequisites || row.humanBlocker === 1 || isWaiting;
+        const leftBlocked = isBlocked({
+          unmetPrerequisites: unmetPrerequisites ? 1 : 0,
+          humanBlocker: row.humanBlocker,
+          isWaiting: isWaiting ? 1 : 0,
+        });
         if (status === 'InProgress' && row.status === 'Ready') {
-          if (blocked) throw new ServiceError('task_blocked');
+          if (leftBlocked) throw new ServiceError('task_blocked');
           startedAt ??= nowLocal;
         }
         if (status === 'Done') {
