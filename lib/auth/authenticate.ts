@@ -39,7 +39,7 @@ function bearerToken(authorization: string | undefined): string | undefined {
 }
 
 /**
- * `authenticate` with verified credentials kept in memory, keyed by the token itself (not the
+ * Resolves `Authorization: Bearer <token>` to a principal, with verified credentials kept in memory, keyed by the token itself (not the
  * header, whose scheme case and padding a client may vary at will, each variant an entry of up
  * to a header's size) so a hit costs neither the hash nor the query. An entry holds only while
  * the credential generation it was verified under is current: any change to clients, scopes,
@@ -71,13 +71,9 @@ export function cachedAuthenticator(clients: ClientStatements, maxEntries = CRED
 }
 
 /**
- * Resolves `Authorization: Bearer <token>` to a principal. Every failure is the same 401, so a
- * caller cannot learn whether a token exists, is revoked or has an inactive sponsor.
+ * Every failure is the same 401, so a caller cannot learn whether a token exists, is revoked or
+ * has an inactive sponsor.
  */
-export function authenticate(authorization: string | undefined, clients: ClientStatements): Principal {
-  return principalOf(bearerToken(authorization), clients);
-}
-
 function principalOf(token: string | undefined, clients: ClientStatements): Principal {
   if (token === undefined) throw new ServiceError('authentication_failed', 'missing or malformed bearer credential');
   const row = clients.credentialByTokenHash(hashToken(token));

@@ -162,14 +162,6 @@ export function parseLocalDateTime(input: string): LocalParse {
   return local === null ? { ok: false, reason: 'syntax' } : { ok: true, local, instant };
 }
 
-/** True when `local` is a canonical (`YYYY-MM-DDTHH:mm:ss`), existing London wall time. */
-export function isCanonicalLocal(local: string): boolean {
-  const m = CANONICAL_RE.exec(local);
-  if (m === null) return false;
-  const wall = wallMs(m);
-  return !Number.isNaN(wall) && !Number.isNaN(wallToInstant(wall));
-}
-
 /**
  * The instant (epoch ms) of a canonical London wall time. An ambiguous autumn wall time maps to
  * its first occurrence (the BST one). Throws RangeError for a non-canonical or nonexistent one.
@@ -233,13 +225,4 @@ export function parseInstant(input: string): number | null {
   const instant = m[2] === '+' ? wall - offsetMs : wall + offsetMs;
   // An offset may carry it past year 0000 or 9999, which utc-date-time output cannot write.
   return instant >= FIRST_INSTANT && instant <= LAST_INSTANT ? instant : null;
-}
-
-/**
- * Real elapsed minutes between two canonical London wall times (end - start, as instants, each
- * ambiguous one taken at its first occurrence); may be negative or fractional. Throws RangeError
- * like `localToEpochMs`.
- */
-export function elapsedMinutes(startLocal: string, endLocal: string): number {
-  return (localToEpochMs(endLocal) - localToEpochMs(startLocal)) / MS_PER_MINUTE;
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { authenticate } from '../../lib/auth/authenticate.js';
+import { cachedAuthenticator } from '../../lib/auth/authenticate.js';
 import { mutationRunner } from '../../lib/http/write-runner.js';
 import { requestHeaders } from '../../lib/http/headers.js';
 import { OPERATIONS } from '../../lib/http/operations.js';
@@ -165,7 +165,7 @@ t.test('IDEMPOTENCY: a replay repeats the stored status and Location header (run
     db: h.db, receipts: receiptStatements(h.db), organisations: organisationStatements(h.db), claims: claimStatements(h.db),
     incomingRevision: () => undefined,
   });
-  const principal = authenticate(`Bearer ${TOKENS.ada}`, clientStatements(h.db));
+  const principal = cachedAuthenticator(clientStatements(h.db))(`Bearer ${TOKENS.ada}`, 0, false);
   const operation = OPERATIONS.find((o) => o.operationId === 'createHumanRequest');
   if (operation === undefined) throw new Error('no createHumanRequest operation');
   let applied = 0;

@@ -2,14 +2,25 @@ import t, { type Test } from 'tap';
 import {
   LONDON,
   LOCAL_DATE_TIME_INPUT_PATTERN,
-  elapsedMinutes,
   epochMsToLocal,
   formatUtc,
-  isCanonicalLocal,
   localToEpochMs,
   parseLocalDateTime,
   parseUtc,
 } from '../../lib/time/london.js';
+
+/** Real minutes between two wall times, each ambiguous one at its first occurrence. */
+const elapsedMinutes = (startLocal: string, endLocal: string): number => (localToEpochMs(endLocal) - localToEpochMs(startLocal)) / 60_000;
+
+/** Whether a canonical wall time exists in London (localToEpochMs refuses the others). */
+const isCanonicalLocal = (local: string): boolean => {
+  try {
+    localToEpochMs(local);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const utc = (iso: string): number => {
   const ms = Date.parse(iso);
