@@ -256,7 +256,6 @@ CREATE TABLE IF NOT EXISTS source_publications (
   -- flight then cannot mark the newer content as published.
   generation       INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS source_publications_by_ref ON source_publications (source_item_id, external_ref);
 
 CREATE TABLE IF NOT EXISTS source_changes (
   id               INTEGER PRIMARY KEY,

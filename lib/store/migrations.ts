@@ -12,6 +12,12 @@ const MIGRATIONS: readonly { readonly version: number; readonly apply: (db: Db) 
     version: 2,
     apply: (db) => addColumnIfMissing(db, 'source_publications', 'generation', 'INTEGER NOT NULL DEFAULT 0'),
   },
+  {
+    // Replies are matched through source_publication_refs; this index served no query and cost a
+    // write on every publication.
+    version: 3,
+    apply: (db) => db.exec('DROP INDEX IF EXISTS source_publications_by_ref'),
+  },
 ];
 
 /** Idempotent, because schema.sql may just have created the table with the column already. */

@@ -74,6 +74,20 @@ t.test('SCHEMA: a version-1 database is migrated: the new column appears and row
   t.ok(columns(db, 'tasks').length > 0, 'missing tables created');
 });
 
+t.test('SCHEMA: a version-2 database loses the index no query used (source_publications_by_ref); rows survive', async (t) => {
+  const path = join(t.testdir(), 'v2.sqlite');
+  const v2 = openDatabase(new Database(path)).db;
+  v2.exec('CREATE INDEX source_publications_by_ref ON source_publications (source_item_id, external_ref)');
+  v2.prepare("INSERT INTO organisations (id, name) VALUES (1, 'Acme')").run();
+  v2.pragma('user_version = 2');
+  v2.close();
+  const { db } = openDatabase(new Database(path));
+  t.teardown(() => db.close());
+  t.equal(version(db), SCHEMA_VERSION);
+  t.equal(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'source_publications_by_ref'").pluck().get(), 0);
+  t.equal(db.prepare('SELECT count(*) FROM organisations').pluck().get(), 1, 'data kept');
+});
+
 t.test('SCHEMA: a database from before versioning (version 0, tables present) is brought up to date', async (t) => {
   const db = new Database(':memory:');
   db.exec(V1_PUBLICATIONS);
