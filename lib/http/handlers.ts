@@ -1,3 +1,4 @@
+import { assertMemberScopes } from '../auth/permissions.js';
 import type { AssistanceRequests } from '../domain/assistance/requests.js';
 import type { ExternalEvaluation } from '../domain/assistance/evaluation.js';
 import type { IncomingWork } from '../domain/assistance/incoming.js';
@@ -17,7 +18,7 @@ import type {
   IncomingPlanInput, IncomingReassignInput, NoteCreateInput, TaskPatchInput,
 } from '../schemas/requests.js';
 import { ifNoneMatchHits } from './conditional.js';
-import { assertMemberScopes, jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
+import { jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
 import type { RenderedRead, ResponseCache } from './response-cache.js';
 import type { Timed } from '../domain/tasks/read.js';
 import type { SnapshotStatements } from '../store/snapshots.js';
@@ -121,7 +122,7 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
     now: context.now,
     headers: context.headers,
     canonicalBody: context.body?.canonical ?? '',
-    assertMemberScopes: () => assertMemberScopes(context),
+    assertMemberScopes: () => assertMemberScopes(context.operation, context.body?.value, context.principal),
   });
 
   const write = (apply: (context: OperationContext) => MutationOutcome): OperationHandler => (context) =>

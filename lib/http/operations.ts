@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { CallerRequirements } from '../auth/permissions.js';
 import type { Scope } from '../auth/scopes.js';
 import {
   ActualEffort, AssistanceCreate, ClaimRequest, EmptyRequest, ExternalEvaluation, IncomingComplete,
@@ -11,8 +12,6 @@ import { Type } from 'typebox';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT';
 
-/** Who may call: nobody needs to authenticate, any client, or only clients mapped to a resource. */
-export type Caller = 'anonymous' | 'any-client' | 'resource-client';
 
 /** What the path `{id}` names; it decides the not-found and ownership checks. */
 export type PathTarget = 'task' | 'assistance-stage' | 'incoming' | 'none';
@@ -59,14 +58,12 @@ export type ClientOperationId = Exclude<OperationId, AnonymousOperationId>;
  * precondition rules) and everything the OpenAPI document says about it. The same table feeds
  * both, so the document cannot drift from the behaviour.
  */
-export interface OperationSpec {
+export interface OperationSpec extends CallerRequirements {
   readonly operationId: OperationId;
   readonly method: HttpMethod;
   /** Path below `/api/v1`, OpenAPI style (`/tasks/{id}`). */
   readonly path: string;
   readonly summary: string;
-  readonly caller: Caller;
-  readonly scope: Scope | null;
   readonly target: PathTarget;
   readonly query: readonly QueryParameterSpec[];
   readonly body: BodySpec | null;
@@ -74,8 +71,6 @@ export interface OperationSpec {
   readonly ifMatch: 'task-etag' | 'incoming-revision' | 'none';
   /** Task writes other than claim/renew/release honour `X-Task-Claim`. */
   readonly claimHeader: boolean;
-  /** Body members that need a further scope, checked once the body is parsed (403). */
-  readonly memberScopes?: readonly { readonly member: string; readonly scope: Scope }[];
   readonly success: SuccessSpec;
 }
 

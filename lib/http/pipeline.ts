@@ -1,4 +1,5 @@
 import { cachedAuthenticator, type Principal } from '../auth/authenticate.js';
+import { assertMayCall } from '../auth/permissions.js';
 import type { FixedWindowRateLimiter } from '../auth/rate-limit.js';
 import { ServiceError } from '../domain/errors.js';
 import { INT32_MAX } from '../schemas/common.js';
@@ -275,16 +276,6 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
   }
 }
 
-/** Step 5: identity-only clients may only read their identity; every other operation needs its scope. */
-function assertMayCall(operation: OperationSpec, principal: Principal): void {
-  if (operation.caller === 'resource-client' && principal.resource === null) {
-    throw new ServiceError('permission_denied', 'identity-only client');
-  }
-  if (operation.scope !== null && !principal.has(operation.scope)) {
-    throw new ServiceError('permission_denied', `missing scope ${operation.scope}`);
-  }
-}
-
 /** Whether the request only reads; `request` may be anything an untyped host passes. */
 function isRead(request: ServiceRequest): boolean {
   try {
@@ -297,33 +288,13 @@ function isRead(request: ServiceRequest): boolean {
   }
 }
 
-/**
- * Scopes that single body members need on top of the operation's (`tasks:time` for
- * `actualIntervals` in PATCH). A business rule (contract 1, step 11): the write runner checks it
- * after If-Match and the claim header, and before a replay, which needs current authorisation.
- */
-export function assertMemberScopes(context: Pick<OperationContext, 'operation' | 'body' | 'principal'>): void {
-  const value = context.body?.value;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
-  for (const { member, scope } of context.operation.memberScopes ?? []) {
-    if (Object.hasOwn(value, member) && !context.principal.has(scope)) {
-      throw new ServiceError('permission_denied', `${member} needs scope ${scope}`);
-    }
-  }
-}
-
 /** Unknown or repeated query parameters are 400; booleans are exactly `true` or `false`. */
 function parseQuery(rawQuery: string, operation: OperationSpec): ReadonlyMap<string, string> {
   const values = new Map<string, string>();
   if (rawQuery === '') return values;
-  let params: URLSearchParams;
-  try {
-    // URLSearchParams drops a leading "?", which would read `??includeAccepted=true` as the
-    // known parameter: after the query's own "?", one more is part of the first name.
-    params = new URLSearchParams(rawQuery.startsWith('?') ? `&${rawQuery}` : rawQuery);
-  } catch {
-    throw new ServiceError('validation_failed', 'query string');
-  }
+  // URLSearchParams drops a leading "?", which would read `??includeAccepted=true` as the known
+  // parameter: after the query's own "?", one more is part of the first name.
+  const params = new URLSearchParams(rawQuery.startsWith('?') ? `&${rawQuery}` : rawQuery);
   for (const [name, value] of params) {
     const spec = operation.query.find((parameter) => parameter.name === name);
     if (spec === undefined) throw new ServiceError('validation_failed', `unknown query parameter ${name}`);
