@@ -74,9 +74,10 @@ function toResponse(response: ServiceResponse, unreadBody: boolean): Response {
 
 /**
  * A WHATWG fetch handler for the service, `(request: Request) => Promise<Response>`, for hosts
- * built on the fetch API (Hono, Deno, Bun, workers). It enforces the 131072-byte body limit while
- * reading: a declared `Content-Length` over the limit is never read, a streamed body is read to
- * one byte over the limit at most; both are answered 413 by the core. It rejects only when
+ * built on the fetch API and running on Node (Hono on Node, say: the service needs
+ * better-sqlite3). It enforces the 131072-byte body limit while reading: a declared
+ * `Content-Length` over the limit is never read, a streamed body is read to one byte over the
+ * limit at most; both are answered 413 by the core. It rejects only when
  * reading the request body fails (the client went away).
  */
 export function toFetchHandler(service: Handler, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {

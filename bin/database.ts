@@ -110,9 +110,11 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
  * Runs a command on the database in one transaction that commits only once the command's report
  * is written: a token or summary that never reached the operator must not leave a change behind
  * (a client nobody knows the token of, a retried `client create` making two). Closed afterwards,
- * and abandoned (see OpenedDb) if anything fails. A command that only reads (`readOnly`) takes no
- * write lock, which a busy server may hold for a moment, and ends its read before it reports, so
- * a slow reader of the output holds up no checkpoint.
+ * and abandoned (see OpenedDb) if anything fails. The write lock is held across the awaited
+ * report on purpose, as the commit must follow it; the report is a few lines, which a pipe's buffer
+ * takes at once. A command that only reads (`readOnly`) takes no write lock, which a busy server
+ * may hold for a moment, and ends its read before it reports, so a slow reader of the output holds
+ * up no checkpoint.
  */
 export async function withDb<T>(
   dbOption: string | undefined,

@@ -81,7 +81,6 @@ export function createService(options: ServiceOptions): Service {
   const refresh = (items: readonly TaskSourceRow[]) => refresher.refresh(items, () => resolved.clock.now());
   const publisher = sourcePublisher({
     sources, providers: resolved.sources, timeoutMs: resolved.sourceTimeoutMs, logger: resolved.logger,
-    now: () => resolved.clock.now(),
     clock: resolved.clock,
     inTransaction: () => db.inTransaction,
     batches: commits,

@@ -45,10 +45,11 @@ export interface HttpSourceProvider extends SourceProvider {
 /**
  * The built-in `http` provider (contract 9): `refresh` is `GET {base}{encodeURIComponent(itemId)}`
  * expecting 200 JSON; `publish` is `POST {base}{encodeURIComponent(itemId)}/requests` expecting
- * 2xx JSON `{ref}`. Anything else, no answer within 5 seconds, or a body over 4 MiB, is a failure. Uses Node's own
- * fetch, so no connection settings or credentials of the source ever pass through the service's
- * data: they stay in the base URL the operator configured, whose user and password are sent as
- * HTTP Basic authentication (fetch refuses a URL holding them, and would log it whole).
+ * 2xx JSON `{ref}`. Anything else, no answer within `timeoutMs` (default 5 s), or a body over
+ * `maxBodyBytes` (default 4 MiB), is a failure. Uses Node's own fetch, so no connection settings
+ * or credentials of the source ever pass through the service's data: they stay in the base URL
+ * the operator configured, whose user and password are sent as HTTP Basic authentication (fetch
+ * refuses a URL holding them, and would log it whole).
  */
 export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}): HttpSourceProvider {
   const given = knownOptions(options, 'httpSourceProvider', ['timeoutMs', 'maxBodyBytes']);

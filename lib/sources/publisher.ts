@@ -13,8 +13,7 @@ export interface PublisherOptions {
   readonly providers: ReadonlyMap<string, SourceProvider>;
   readonly timeoutMs: number;
   readonly logger: Logger;
-  readonly now: () => number;
-  /** The service's clock: deadlines of provider calls run on it. */
+  /** The service's clock: what is due and when to retry, and the deadlines of provider calls. */
   readonly clock: Clock;
   /** True while a (group) transaction is open: what it holds is not committed yet. */
   readonly inTransaction: () => boolean;
@@ -44,7 +43,7 @@ export function sourcePublisher(options: PublisherOptions) {
   let lastCheck = Number.NEGATIVE_INFINITY;
 
   async function publishDue(): Promise<void> {
-    for (const publication of sources.duePublications(options.now())) {
+    for (const publication of sources.duePublications(options.clock.now())) {
       // A closed service calls no provider: its connection may already serve another service,
       // which will send what is still due itself.
       if (options.closed()) return;
@@ -80,7 +79,7 @@ export function sourcePublisher(options: PublisherOptions) {
       };
     } catch (error) {
       return () => {
-        const retryAt = options.now() + retryDelayMs(publication.attempts);
+        const retryAt = options.clock.now() + retryDelayMs(publication.attempts);
         sources.markPublishFailed(publication.stageId, retryAt, publication.generation);
         logger.error({
           message: 'publishing an assistance request failed; it will be retried',
@@ -127,12 +126,12 @@ export function sourcePublisher(options: PublisherOptions) {
   return {
     /** Publishes what is due now (after a request was created or followed up). */
     kick(): void {
-      lastCheck = options.now();
+      lastCheck = options.clock.now();
       void start();
     },
     /** Called on every request: at most every few seconds, publishes anything due for a retry. */
     kickIfDue(): void {
-      const now = options.now();
+      const now = options.clock.now();
       if (now - lastCheck < CHECK_INTERVAL_MS && now >= lastCheck) return;
       lastCheck = now;
       const next = sources.nextPublicationDue();
