@@ -1,6 +1,6 @@
 export { createService, type Service } from './service.js';
 export type { ServiceOptions } from './options.js';
-export type { ProviderItem, ProviderPublication, ProviderReply, PublishRequest, SourceProvider, SourceReply, SourceSnapshot } from './sources/provider.js';
+export type { ProviderItem, ProviderPublication, ProviderReply, PublishRequest, SourceProvider } from './sources/provider.js';
 export { httpSourceProvider, type HttpSourceProvider } from './sources/http-provider.js';
 export type { ServiceRequest, ServiceResponse, HeaderValue } from './http/types.js';
 export type { Logger } from './logger.js';
