@@ -96,17 +96,17 @@ export function buildTaskViews(rows: readonly TaskRow[], reads: TaskReadStatemen
   if (rows.length === 0) return [];
   const ids = taskIdList(rows.map((row) => row.id));
   // One query per child collection for the whole set, and none for a collection no task has.
-  const any = (flag: (row: TaskRow) => number) => rows.some((row) => flag(row) === 1);
+  const someRowHas = (flag: (row: TaskRow) => number) => rows.some((row) => flag(row) === 1);
   const none = new Map<number, never[]>();
   const assignees = groupByTask(reads.assignees(ids));
-  const dependencies = any((row) => row.hasDependencies) ? groupByTask(reads.dependencies(ids)) : none;
-  const intervals = any((row) => row.hasIntervals) ? groupByTask(reads.intervals(ids)) : none;
-  const humanRequests = any((row) => row.hasAssistance)
+  const dependencies = someRowHas((row) => row.hasDependencies) ? groupByTask(reads.dependencies(ids)) : none;
+  const intervals = someRowHas((row) => row.hasIntervals) ? groupByTask(reads.intervals(ids)) : none;
+  const humanRequests = someRowHas((row) => row.hasAssistance)
     ? groupByTask(reads.humanRequests(ids).map((row) => ({ ...row, taskId: row.originTaskId })))
     : none;
-  const contexts = any((row) => row.hasSources) ? groupByTask(reads.sourceContexts(ids)) : none;
-  const changes = any((row) => row.hasChanges) ? groupByTask(reads.sourceChanges(ids)) : none;
-  const activations = any((row) => row.hasActivations) ? groupByTask(reads.sourceActivations(ids)) : none;
+  const contexts = someRowHas((row) => row.hasSources) ? groupByTask(reads.sourceContexts(ids)) : none;
+  const changes = someRowHas((row) => row.hasChanges) ? groupByTask(reads.sourceChanges(ids)) : none;
+  const activations = someRowHas((row) => row.hasActivations) ? groupByTask(reads.sourceActivations(ids)) : none;
   const canReadAssistance = options.principal.has('human-requests:read');
   // Whose calendars elapsed time may need: every assignee, and every human request's recipient.
   const staffIds = new Set<number>();
