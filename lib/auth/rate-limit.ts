@@ -44,6 +44,22 @@ export class FixedWindowRateLimiter {
     return { allowed: true, remaining: this.limit - window.count, resetSeconds };
   }
 
+  /**
+   * The client's quota at `now` without counting anything: for an answer made after its request
+   * was counted (one that waited on a source or a commit), whose window may have moved on or ended.
+   * With no window open the next request starts a full one.
+   */
+  current(clientId: number, now: number): Omit<RateDecision, 'allowed'> {
+    const window = this.#windows.get(clientId);
+    if (window === undefined || now >= window.start + this.windowMs || now < window.start) {
+      return { remaining: this.limit, resetSeconds: Math.ceil(this.windowMs / 1000) };
+    }
+    return {
+      remaining: Math.max(0, this.limit - window.count),
+      resetSeconds: Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000)),
+    };
+  }
+
   /** Number of windows held (for tests of the memory bound). */
   get size(): number {
     return this.#windows.size;

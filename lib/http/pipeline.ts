@@ -263,10 +263,15 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       };
       const result = handler(context);
       if (result instanceof Promise) {
-        const settledRate = rate;
+        // Contract 10's `t` is the time left when the answer leaves, which a source or a commit
+        // may have moved on (or past the window's end) since the request was counted.
+        const rateNow = () => {
+          const quota = deps.limiter.current(principal.clientId, deps.clock.now());
+          return { remaining: quota.remaining, reset: quota.resetSeconds };
+        };
         return result.then(
-          (response) => finish(response, traceId, settledRate, meta),
-          (error: unknown) => finish(failure(error, traceId, request), traceId, settledRate, meta),
+          (response) => finish(response, traceId, rateNow(), meta),
+          (error: unknown) => finish(failure(error, traceId, request), traceId, rateNow(), meta),
         );
       }
       return finish(result, traceId, rate, meta);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { harness } from '../helpers/service.js';
-import { TOKENS } from '../helpers/fixture.js';
+import { baseFixture, TOKENS } from '../helpers/fixture.js';
+import type { ProviderItem, SourceProvider } from '../../lib/sources/provider.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 
 // Contract 10 and step 4 of contract 1, through the real handle(), with rateLimit 3.
@@ -128,4 +129,48 @@ t.test('RATE: the default policy is 120 requests per 60 s', async (t) => {
   const response = await h.call('GET', '/api/v1/identity');
   t.equal(response.headers['ratelimit-policy'], '"default";q=120;w=60');
   t.equal(response.headers['ratelimit'], '"default";r=119;t=60');
+});
+
+/** A service whose task 1 has a linked source that answers only when the test says so. */
+function slowSourceWorld() {
+  const fixture = baseFixture();
+  const task = fixture.tasks.find((candidate) => candidate['id'] === 1);
+  if (task === undefined) throw new Error('no task 1 in the fixture');
+  task['sources'] = [{ providerKey: 'slow', itemId: 'S-1' }];
+  const answers: ((item: ProviderItem) => void)[] = [];
+  const slow: SourceProvider = {
+    refresh: () => new Promise<ProviderItem>((resolve) => answers.push(resolve)),
+    publish: () => ({ ref: 'unused' }),
+  };
+  const h = harness({ fixture, rateLimit: 3, defaultToken: TOKENS.ada, serviceOptions: { sources: { slow }, sourceTimeoutMs: 3_600_000 } });
+  const answerSource = async (): Promise<void> => {
+    while (answers.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    answers.splice(0).forEach((resolve) => resolve({ title: 'Slow one' }));
+  };
+  return { h, answerSource };
+}
+
+t.test('RATE: an answer that waited (on a source) gives t as it leaves, not as the request arrived', async (t) => {
+  const { h, answerSource } = slowSourceWorld();
+  t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(2, 60));
+  h.clock.advance(50_000);
+  const offer = h.call('GET', '/api/v1/tasks/available');
+  h.clock.advance(8_000);
+  await answerSource();
+  const response = await offer;
+  t.equal(response.status, 200);
+  t.equal(response.headers['ratelimit'], rate(1, 2), 'counted at 50 s, answered at 58 s: 2 s left, not 10');
+});
+
+t.test('RATE: an answer that waited past its window\'s end gives the full quota of the window its client starts next', async (t) => {
+  const { h, answerSource } = slowSourceWorld();
+  t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(2, 60));
+  h.clock.advance(57_000);
+  const offer = h.call('GET', '/api/v1/tasks/available');
+  h.clock.advance(5_000);
+  await answerSource();
+  const response = await offer;
+  t.equal(response.status, 200);
+  t.equal(response.headers['ratelimit'], rate(3, 60), 'the window ended while it waited: no window is open');
+  t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(2, 60), 'the next request starts a new window');
 });

@@ -16,6 +16,17 @@ t.test('RATE-LIMITER: a fixed window allows `limit` requests, then refuses until
   t.same(limiter.take(1, 1_000 + WINDOW), { allowed: true, remaining: 1, resetSeconds: 60 }, 'a new window at the end');
 });
 
+t.test('RATE-LIMITER: current() reads a client\'s quota without counting, and a full window when none is open', async (t) => {
+  const limiter = new FixedWindowRateLimiter(2);
+  t.same(limiter.current(1, 0), { remaining: 2, resetSeconds: 60 }, 'no window yet');
+  limiter.take(1, 1_000);
+  t.same(limiter.current(1, 31_000), { remaining: 1, resetSeconds: 30 });
+  t.same(limiter.current(1, 31_000), { remaining: 1, resetSeconds: 30 }, 'reading twice counted nothing');
+  t.same(limiter.take(1, 31_000), { allowed: true, remaining: 0, resetSeconds: 30 });
+  t.same(limiter.current(1, 1_000 + WINDOW - 1), { remaining: 0, resetSeconds: 1 }, 'at least 1 s');
+  t.same(limiter.current(1, 1_000 + WINDOW), { remaining: 2, resetSeconds: 60 }, 'the window is over');
+});
+
 t.test('RATE-LIMITER: refused requests do not count', async (t) => {
   const limiter = new FixedWindowRateLimiter(1);
   t.ok(limiter.take(7, 0).allowed);
