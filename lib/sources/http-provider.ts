@@ -90,13 +90,21 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
     return readJson(response, maxBodyBytes);
   }
 
+  // An id of `.` or `..` as a whole path segment would be resolved away by the URL parser (as
+  // would its percent-encoded form), sending the call to another resource of the source.
+  const itemUrl = (itemId: string): string => {
+    const inPath = url.search === '' && url.hash === '' && base.endsWith('/');
+    if (inPath && (itemId === '.' || itemId === '..')) throw new Error(`item id "${itemId}" cannot be a path segment of the base URL`);
+    return `${base}${encodeURIComponent(itemId)}`;
+  };
+
   // The source's JSON is passed on unchecked: the service checks every value of a provider's answer.
   return {
-    refresh: (itemId, signal) =>
-      call(`${base}${encodeURIComponent(itemId)}`, { method: 'GET' }, signal, (status) => status === 200) as Promise<ProviderItem>,
-    publish: (itemId, request: PublishRequest, signal) =>
+    refresh: async (itemId, signal) =>
+      call(itemUrl(itemId), { method: 'GET' }, signal, (status) => status === 200) as Promise<ProviderItem>,
+    publish: async (itemId, request: PublishRequest, signal) =>
       call(
-        `${base}${encodeURIComponent(itemId)}/requests`,
+        `${itemUrl(itemId)}/requests`,
         { method: 'POST', body: JSON.stringify(request) },
         signal,
         (status) => status >= 200 && status < 300,

@@ -146,6 +146,24 @@ t.test('SOURCES: the built-in http provider GETs {base}{encodeURIComponent(itemI
   t.equal((await small.refresh('Fits', signal) as { title: string }).title, 'Fits', 'a body under the cap is read');
 });
 
+t.test('SOURCES: the http provider refuses item ids `.` and `..`, which the URL parser would resolve to another resource, without calling the source', async (t) => {
+  const stub = await stubTracker(t);
+  const provider = httpSourceProvider(stub.base);
+  const signal = new AbortController().signal;
+  const request = { title: 'Q', details: null, assistanceKind: 'Question', priority: 'normal' } as const;
+  for (const itemId of ['.', '..']) {
+    await t.rejects(provider.refresh(itemId, signal), /cannot be a path segment/, `refresh ${itemId}`);
+    await t.rejects(provider.publish(itemId, request, signal), /cannot be a path segment/, `publish ${itemId}`);
+  }
+  t.equal(stub.requests.length, 0, 'the source was never called');
+  stub.setItem('...', { title: 'Three dots' });
+  t.match(await provider.refresh('...', signal), { title: 'Three dots' }, 'three dots are an ordinary segment');
+  t.equal(stub.requests[0]?.path, '/items/...');
+  const inQuery = httpSourceProvider(`${stub.base.replace(/items\/$/, '')}lookup?id=`);
+  await t.rejects(inQuery.refresh('.', signal), /404/, 'in a query string a dot is just a value: the source is asked');
+  t.equal(stub.requests[1]?.path, '/lookup', 'asked at the base path, the id in the query');
+});
+
 t.test('SOURCES: httpSourceProvider sends a user and password of its base URL as Basic authentication, never in the URL', async (t) => {
   const stub = await stubTracker(t);
   stub.setItem('T-1', { title: 'Locked' });
