@@ -77,8 +77,8 @@ function toResponse(response: ServiceResponse, unreadBody: boolean): Response {
  * built on the fetch API and running on Node (Hono on Node, say: the service needs
  * better-sqlite3). It enforces the 131072-byte body limit while reading: a declared
  * `Content-Length` over the limit is never read, a streamed body is read to one byte over the
- * limit at most; both are answered 413 by the core. It rejects only when
- * reading the request body fails (the client went away).
+ * limit at most; both are answered 413 by the core. It rejects only when reading the request
+ * body fails (the client went away).
  */
 export function toFetchHandler(service: Handler, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
   const prefix = checkAdapterOptions(service, options, 'toFetchHandler', ['prefix', 'onResponse']);

@@ -39,12 +39,12 @@ function bearerToken(authorization: string | undefined): string | undefined {
 }
 
 /**
- * Resolves `Authorization: Bearer <token>` to a principal, with verified credentials kept in memory, keyed by the token itself (not the
- * header, whose scheme case and padding a client may vary at will, each variant an entry of up
- * to a header's size) so a hit costs neither the hash nor the query. An entry holds only while
- * the credential generation it was verified under is current: any change to clients, scopes,
- * staff or organisations, by any connection, moves the generation, so a revocation takes effect
- * on the next request. Failures are never cached.
+ * Resolves `Authorization: Bearer <token>` to a principal, with verified credentials kept in
+ * memory, keyed by the token itself (not the header, whose scheme case and padding a client may
+ * vary at will, each variant an entry of up to a header's size) so a hit costs neither the hash
+ * nor the query. An entry holds only while the credential generation it was verified under is
+ * current: any change to clients, scopes, staff or organisations, by any connection, moves the
+ * generation, so a revocation takes effect on the next request. Failures are never cached.
  */
 export function cachedAuthenticator(clients: ClientStatements, maxEntries = CREDENTIAL_CACHE_SIZE) {
   const verified = new Map<string, { readonly principal: Principal; readonly generation: number }>();

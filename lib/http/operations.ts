@@ -12,7 +12,6 @@ import { Type } from 'typebox';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT';
 
-
 /** What the path `{id}` names; it decides the not-found and ownership checks. */
 export type PathTarget = 'task' | 'assistance-stage' | 'incoming' | 'none';
 

@@ -94,7 +94,9 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
   // would its percent-encoded form), sending the call to another resource of the source.
   const itemUrl = (itemId: string): string => {
     const inPath = url.search === '' && url.hash === '' && base.endsWith('/');
-    if (inPath && (itemId === '.' || itemId === '..')) throw new Error(`item id "${itemId}" cannot be a path segment of the base URL`);
+    if (inPath && (itemId === '.' || itemId === '..')) {
+      throw new Error(`item id "${itemId}" cannot be a path segment of the base URL`);
+    }
     return `${base}${encodeURIComponent(itemId)}`;
   };
 
