@@ -138,7 +138,7 @@ t.test('every package the published .d.ts import has its types among the depende
   }
 });
 
-t.test('npm pack would publish the built package, the schema, the fixtures and the unit file, and no sources', async (tt) => {
+t.test('npm pack would publish the built package, the schema, the fixtures, the unit file and the documents, and no sources', async (tt) => {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const pack = spawnSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', env: buildEnv() });
   tt.equal(pack.status, 0, pack.stderr);
@@ -146,6 +146,7 @@ t.test('npm pack would publish the built package, the schema, the fixtures and t
   const files = (manifest?.files ?? []).map((file) => file.path);
   for (const expected of [
     'package.json', 'README.md', 'LICENSE', 'schema.sql', 'fixtures/demo.json', 'deploy/worker-task-api.service',
+    'docs/spec/assigned-worker-task-api-v1.md', 'docs/design/contract.md',
     'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/adapters/node-http.js', 'dist/adapters/node-http.d.ts',
     'dist/adapters/fetch.js', 'dist/adapters/fetch.d.ts', 'dist/bin/worker-task-api.js',
   ]) {
