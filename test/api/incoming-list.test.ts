@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS, DESK_TOKENS, withDesks } from '../helpers/fixture.js';
-import { adaWorld, API, etagOf } from '../helpers/api.js';
+import { adaWorld, addAssistance, API, etagOf } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 
 /**
@@ -120,6 +120,14 @@ t.test('order: priority (critical first), then requestedAtUtc, then id', async (
   await act(h, lowEarly.incomingId, 'start');
   const all = await ids(h, '?includeAccepted=true');
   t.equal(all.at(-1), lowEarly.incomingId, 'an accepted low item still sorts last');
+});
+
+t.test('order: within a priority an earlier requestedAtUtc comes first, whatever the ids say', async (t) => {
+  const h = world();
+  addAssistance(h, { stageId: 9001, taskId: 1, incomingId: 9001, createdUtc: '2026-11-16T09:05:00.000Z', title: 'later, lower id' });
+  addAssistance(h, { stageId: 9002, taskId: 1, incomingId: 9002, createdUtc: '2026-11-16T09:00:00.000Z', title: 'earlier, higher id' });
+  addAssistance(h, { stageId: 9003, taskId: 1, incomingId: 9000, createdUtc: '2026-11-16T09:10:00.000Z', title: 'latest, lowest id' });
+  t.strictSame(await ids(h), [9002, 9001, 9000]);
 });
 
 t.test('an empty list is []', async (t) => {

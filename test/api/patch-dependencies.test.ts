@@ -65,7 +65,7 @@ t.test('PATCH: a dependency cycle gives 409 dependency_conflict', async (t) => {
   t.equal((await patchTask(h, 3, { dependencyIds: [2, 13] })).status, 204, 'a diamond is not a cycle');
 });
 
-t.test('PATCH: cycle detection through a chain of 1000 tasks stays fast (409 for a cycle, 204 otherwise)', async (t) => {
+t.test('PATCH: cycle detection follows a chain of 1000 tasks to its end (409 for a cycle, 204 otherwise; the time it took is only reported)', async (t) => {
   const fixture = baseFixture();
   for (let id = 1001; id <= 2000; id += 1) {
     fixture.tasks.push({

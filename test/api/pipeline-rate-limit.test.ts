@@ -26,6 +26,8 @@ t.test('RATE: t counts the whole seconds left in the window', async (t) => {
   t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(1, 50));
   h.clock.advance(500);
   t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(0, 50), '49.5 s left rounds up to 50');
+  h.clock.advance(300);
+  t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(0, 50), '49.2 s left rounds up to 50, not to the nearest 49');
 });
 
 t.test('RATE: the 4th request is 429 rate_limited with Retry-After = whole seconds to the window end', async (t) => {
@@ -37,7 +39,10 @@ t.test('RATE: the 4th request is 429 rate_limited with Retry-After = whole secon
   t.equal(limited.headers['retry-after'], '45', 'Retry-After: 45 (44.5 s rounded up)');
   t.equal(limited.headers['ratelimit-policy'], POLICY);
   t.equal(limited.headers['ratelimit'], rate(0, 45));
-  h.clock.advance(44_499);
+  h.clock.advance(300);
+  const early = await h.call('GET', '/api/v1/identity');
+  t.equal(early.headers['retry-after'], '45', 'Retry-After: 45 (44.2 s rounded up, not to the nearest 44)');
+  h.clock.advance(44_199);
   const last = await h.call('GET', '/api/v1/identity');
   expectProblem(t, last, 'rate_limited', 'one millisecond before the window end');
   t.equal(last.headers['retry-after'], '1', 'Retry-After is at least 1');

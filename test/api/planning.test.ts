@@ -11,6 +11,7 @@ import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
 
 const API = '/api/v1';
 const IDLE = 'wta_test_idle_agent';
+const SOLO = 'wta_test_solo_agent';
 
 function world(fixture: FixtureShape = baseFixture(), now?: string): Harness {
   return harness({ fixture, defaultToken: TOKENS.ada, rateLimit: 100_000, ...(now === undefined ? {} : { now }) });
@@ -105,6 +106,23 @@ t.test('PLAN: higher-priority work takes capacity first', async (t) => {
   t.strictSame(await available(low), [4, 1, 8, 3, 60], 'a huge Low task goes last: everything before it has working time, and so has it');
   const high = world(withTasks({ ...HUGE, projectId: 1, sequence: 15 }));
   t.strictSame(await available(high), [4, 1, 60, 8], 'a huge High task after task 1: the Low task 3 behind it gets none');
+});
+
+t.test('PLAN: among projects of one priority the lower project id takes capacity first, whatever the sequences', async (t) => {
+  const fixture = baseFixture();
+  fixture.projects.push(
+    { id: 20, organisationId: 1, name: 'Normal A', priorityName: 'normal', isActive: true },
+    { id: 21, organisationId: 1, name: 'Normal B', priorityName: 'normal', isActive: true },
+  );
+  const solo = [{ staffMemberId: 16 }];
+  fixture.tasks.push(
+    { id: 70, projectId: 21, title: 'Fills the horizon', sequence: 1, estimatedMinutes: 1_000_000, assignees: solo },
+    { id: 71, projectId: 20, title: 'An hour', sequence: 99, estimatedMinutes: 60, assignees: solo },
+  );
+  fixture.staff.push({ id: 16, organisationId: 1, name: 'Solo', kind: 'agent', isActive: true });
+  fixture.clients.push({ id: 110, organisationId: 1, name: 'solo-bot', token: SOLO, sponsorId: 11, resourceId: 16, isActive: true, scopes: ['tasks:read'] });
+  t.strictSame(await available(world(fixture), SOLO), [71, 70],
+    'project 20 is planned before project 21 although its task comes later in sequence: the hour gets time, and the huge task the rest');
 });
 
 t.test('PLAN: an agent with no working time is offered only zero-estimate tasks', async (t) => {

@@ -216,6 +216,7 @@ t.test('GET /tasks/available: an empty result is []', async (t) => {
 t.test('GET /tasks/available: list elements are complete Tasks with their ETag', async (t) => {
   const h = harness({ defaultToken: TOKENS.ada });
   const list = await h.call('GET', '/api/v1/tasks/available');
+  t.strictSame(list.json.map((task: { id: number }) => task.id), [4, 1, 8, 3], 'the base world\'s offer');
   for (const task of list.json) {
     const single = await h.call('GET', `/api/v1/tasks/${task.id}`);
     t.strictSame(task, single.json, `task ${task.id} equals its single read (both without notes)`);

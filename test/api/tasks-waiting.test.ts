@@ -49,6 +49,7 @@ t.test('GET /tasks/waiting: blockingReasons uses the contract strings for each r
     [3, true, ['human assistance']],
   ]);
   const available = await h.call('GET', '/api/v1/tasks/available');
+  t.ok(available.json.length > 0, 'something is on offer');
   for (const task of available.json) {
     t.equal(task.blocked, false);
     t.strictSame(task.blockingReasons, [], `task ${task.id} on offer has no reasons`);

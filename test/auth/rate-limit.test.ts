@@ -12,6 +12,7 @@ t.test('RATE-LIMITER: a fixed window allows `limit` requests, then refuses until
   t.same(limiter.take(1, 1_000), { allowed: true, remaining: 1, resetSeconds: 60 });
   t.same(limiter.take(1, 1_500), { allowed: true, remaining: 0, resetSeconds: 60 }, '59.5 s left rounds up');
   t.same(limiter.take(1, 2_000), { allowed: false, remaining: 0, resetSeconds: 59 });
+  t.same(limiter.take(1, 2_800), { allowed: false, remaining: 0, resetSeconds: 59 }, '58.2 s left rounds up, not to the nearest');
   t.same(limiter.take(1, 1_000 + WINDOW - 1), { allowed: false, remaining: 0, resetSeconds: 1 }, 'at least 1 s');
   t.same(limiter.take(1, 1_000 + WINDOW), { allowed: true, remaining: 1, resetSeconds: 60 }, 'a new window at the end');
 });

@@ -13,7 +13,7 @@ import { fileDatabase, race } from './race-harness.js';
 const WORKERS = 4;
 const PER_WORKER = 25;
 
-t.test('CLAIM RACE: no live lease is ever held twice (4 services on one file, 100 claims, exactly one 200)', { timeout: 30_000 }, async (t) => {
+t.test('CLAIM RACE: no live lease is ever held twice (4 services on one file, 100 claims, exactly one 200)', { timeout: 120_000 }, async (t) => {
   const path = fileDatabase(t.testdir());
   const started = Date.now();
   const { etags, results, logged, racedMs } = await race(

@@ -5,7 +5,7 @@ import { fileDatabase, race } from './race-harness.js';
 
 /** Contract 3: two concurrent first requests with the same key never apply the operation twice. */
 
-t.test('IDEMPOTENCY RACE: concurrent first requests with one key apply the write once; the rest replay', { timeout: 30_000 }, async (t) => {
+t.test('IDEMPOTENCY RACE: concurrent first requests with one key apply the write once; the rest replay', { timeout: 120_000 }, async (t) => {
   const path = fileDatabase(t.testdir());
   const { results, logged } = await race(
     { path, count: 10, taskId: 3, now: TEST_NOW, mode: 'same-key-note', sharedKey: 'one-key' },

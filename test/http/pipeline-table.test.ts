@@ -14,8 +14,8 @@ import { manualClock } from '../../lib/time/clock.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
 import { expectProblem, TRACE_ID } from '../helpers/expect-problem.js';
 
-// The pipeline over the full operation table with stub handlers: the generic steps (1-6) for
-// operations whose real handlers have not arrived yet. No domain behaviour is exercised here.
+// The pipeline over the full operation table with stub handlers that only read: the generic steps
+// (1-6) for every operation, apart from any domain behaviour (test/api drives the real handlers).
 
 const db = new Database(':memory:');
 const clock = manualClock(TEST_NOW);
