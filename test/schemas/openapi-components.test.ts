@@ -1,4 +1,8 @@
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { ROOT } from '../helpers/build.js';
 import * as common from '../../lib/schemas/common.js';
 import * as requests from '../../lib/schemas/requests.js';
 import * as resources from '../../lib/schemas/resources.js';
@@ -107,4 +111,14 @@ t.test('schema titles are unique, so no component silently stands for another', 
   }
   t.strictSame(duplicates, []);
   for (const name of Object.keys(components)) t.ok(seen.has(name), `component ${name} comes from an exported schema`);
+});
+
+t.test('OPENAPI: the document is the same bytes under any locale (a Czech collation sorts "Ch" after "H")', async (t) => {
+  const index = pathToFileURL(join(ROOT, 'dist', 'lib', 'index.js')).href;
+  const script = `const { openApiDocument } = await import(${JSON.stringify(index)}); process.stdout.write(JSON.stringify(openApiDocument()));`;
+  const czech = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8', env: { ...process.env, LC_ALL: 'cs_CZ.UTF-8', LANG: 'cs_CZ.UTF-8' },
+  });
+  t.equal(czech.status, 0, czech.stderr);
+  t.equal(czech.stdout, JSON.stringify(openApiDocument()));
 });
