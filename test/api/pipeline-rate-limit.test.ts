@@ -1,5 +1,5 @@
-import t from 'tap';
-import { harness } from '../helpers/service.js';
+import t, { type Test } from 'tap';
+import { harness, type CallResult, type Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import type { ProviderItem, SourceProvider } from '../../lib/sources/provider.js';
 import { expectProblem } from '../helpers/expect-problem.js';
@@ -136,8 +136,11 @@ t.test('RATE: the default policy is 120 requests per 60 s', async (t) => {
   t.equal(response.headers['ratelimit'], '"default";r=119;t=60');
 });
 
-/** A service whose task 1 has a linked source that answers only when the test says so. */
-function slowSourceWorld() {
+/**
+ * A window opened by a first request at 0 s; then an offer counted at `countedAtMs` whose linked
+ * source (on task 1) answers only at `answeredAtMs`. Gives the offer's answer and the harness.
+ */
+async function offerThatWaited(t: Test, countedAtMs: number, answeredAtMs: number): Promise<{ h: Harness; offer: CallResult }> {
   const fixture = baseFixture();
   const task = fixture.tasks.find((candidate) => candidate['id'] === 1);
   if (task === undefined) throw new Error('no task 1 in the fixture');
@@ -148,34 +151,24 @@ function slowSourceWorld() {
     publish: () => ({ ref: 'unused' }),
   };
   const h = harness({ fixture, rateLimit: 3, defaultToken: TOKENS.ada, serviceOptions: { sources: { slow }, sourceTimeoutMs: 3_600_000 } });
-  const answerSource = async (): Promise<void> => {
-    while (answers.length === 0) await new Promise((resolve) => setImmediate(resolve));
-    answers.splice(0).forEach((resolve) => resolve({ title: 'Slow one' }));
-  };
-  return { h, answerSource };
+  t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(2, 60), 'the window opens at 0 s');
+  h.clock.advance(countedAtMs);
+  const pending = h.call('GET', '/api/v1/tasks/available');
+  h.clock.advance(answeredAtMs - countedAtMs);
+  while (answers.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  answers.splice(0).forEach((resolve) => resolve({ title: 'Slow one' }));
+  const offer = await pending;
+  t.equal(offer.status, 200);
+  return { h, offer };
 }
 
 t.test('RATE: an answer that waited (on a source) gives t as it leaves, not as the request arrived', async (t) => {
-  const { h, answerSource } = slowSourceWorld();
-  t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(2, 60));
-  h.clock.advance(50_000);
-  const offer = h.call('GET', '/api/v1/tasks/available');
-  h.clock.advance(8_000);
-  await answerSource();
-  const response = await offer;
-  t.equal(response.status, 200);
-  t.equal(response.headers['ratelimit'], rate(1, 2), 'counted at 50 s, answered at 58 s: 2 s left, not 10');
+  const { offer } = await offerThatWaited(t, 50_000, 58_000);
+  t.equal(offer.headers['ratelimit'], rate(1, 2), 'counted at 50 s, answered at 58 s: 2 s left, not 10');
 });
 
 t.test('RATE: an answer that waited past its window\'s end gives the full quota of the window its client starts next', async (t) => {
-  const { h, answerSource } = slowSourceWorld();
-  t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(2, 60));
-  h.clock.advance(57_000);
-  const offer = h.call('GET', '/api/v1/tasks/available');
-  h.clock.advance(5_000);
-  await answerSource();
-  const response = await offer;
-  t.equal(response.status, 200);
-  t.equal(response.headers['ratelimit'], rate(3, 60), 'the window ended while it waited: no window is open');
+  const { h, offer } = await offerThatWaited(t, 57_000, 62_000);
+  t.equal(offer.headers['ratelimit'], rate(3, 60), 'the window ended while it waited: no window is open');
   t.equal((await h.call('GET', '/api/v1/identity')).headers['ratelimit'], rate(2, 60), 'the next request starts a new window');
 });
