@@ -64,24 +64,31 @@ export function migrate(db: Db, schemaSql: string): void {
         'it looks like another application\'s database: give the service a database of its own',
     );
   }
-  if (current > SCHEMA_VERSION) {
-    throw new Error(
-      `worker-task-api: the database has schema version ${current}, newer than this release's ${SCHEMA_VERSION}; ` +
-        'run a newer worker-task-api on it',
-    );
-  }
+  refuseNewer(current);
   if (current === SCHEMA_VERSION) {
     db.exec(schemaSql);
     return;
   }
-  const fresh = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n === 0;
   db.transaction(() => {
-    // Judged under the write lock: another process may have created the schema since `ours` was read.
+    // Judged again under the write lock: another process may have created the schema, or
+    // migrated the file (to this version or a newer one), since they were read.
+    const locked = db.pragma('user_version', { simple: true }) as number;
+    refuseNewer(locked);
     if (!holdsServiceSchema(db)) refuseTakenNames(db, schemaSql);
+    const fresh = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n === 0;
     db.exec(schemaSql);
     // A database created before versioning is version 1; a new one already has everything.
-    const from = fresh ? SCHEMA_VERSION : Math.max(current, 1);
+    const from = fresh ? SCHEMA_VERSION : Math.max(locked, 1);
     for (const migration of MIGRATIONS) if (migration.version > from) migration.apply(db);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
+}
+
+function refuseNewer(version: number): void {
+  if (version > SCHEMA_VERSION) {
+    throw new Error(
+      `worker-task-api: the database has schema version ${version}, newer than this release's ${SCHEMA_VERSION}; ` +
+        'run a newer worker-task-api on it',
+    );
+  }
 }

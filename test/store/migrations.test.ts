@@ -1,5 +1,8 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { openDatabase } from '../../lib/store/open.js';
 import { SCHEMA_VERSION } from '../../lib/store/migrations.js';
@@ -86,6 +89,36 @@ t.test('SCHEMA: a version-2 database loses the index no query used (source_publi
   t.equal(version(db), SCHEMA_VERSION);
   t.equal(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'source_publications_by_ref'").pluck().get(), 0);
   t.equal(db.prepare('SELECT count(*) FROM organisations').pluck().get(), 1, 'data kept');
+});
+
+t.test('SCHEMA: a newer release that migrates the file while this one waits for the lock wins: this one then refuses the file instead of stamping its own version over it', async (t) => {
+  const path = join(t.testdir(), 'race.sqlite');
+  const v2 = openDatabase(new Database(path)).db;
+  v2.pragma('user_version = 2');
+  v2.close();
+  // The newer release, in a process of its own: it takes the write lock, and once told that this
+  // release is opening the file, migrates it to version 4 and lets go.
+  const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
+  const newer = spawn(process.execPath, ['-e', `
+    const db = new (require(${JSON.stringify(betterSqlite)}))(${JSON.stringify(path)});
+    db.exec('BEGIN IMMEDIATE');
+    process.stdout.write('locked\\n');
+    process.stdin.once('data', () => setTimeout(() => {
+      db.exec('ALTER TABLE notes ADD COLUMN v4_thing TEXT');
+      db.pragma('user_version = 4');
+      db.exec('COMMIT');
+      db.close();
+    }, 200));
+  `], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.teardown(() => newer.kill());
+  await once(newer.stdout, 'data');
+  newer.stdin.end('go\n');
+  // Reads version 2 at once, then waits (busy timeout) for the lock the newer release holds.
+  t.throws(() => openDatabase(new Database(path)), { message: /schema version 4, newer than this release's/ });
+  await once(newer, 'exit');
+  const after = new Database(path, { readonly: true });
+  t.teardown(() => after.close());
+  t.equal(after.pragma('user_version', { simple: true }), 4, 'the newer release\'s version stands');
 });
 
 t.test('SCHEMA: a database from before versioning (version 0, tables present) is brought up to date', async (t) => {
