@@ -21,6 +21,9 @@ function schemaSql(): string {
  */
 const prepared = new WeakSet<Db>();
 
+/** What a checkpoint leaves of a WAL file: some four times what normal traffic keeps in it. */
+const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+
 /** A bare connection to a file, nothing set up yet: for `openDatabase` to adopt. */
 export function openConnection(file: string): Db {
   return new Database(file);
@@ -56,6 +59,9 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
       // After the migration, which refuses another application's database: its file stays in the
       // journal mode it had.
       if (!handle.memory) handle.pragma('journal_mode = WAL');
+      // A WAL file that one large transaction (a big fixture load) grew is cut back at the next
+      // checkpoint instead of keeping its size until the last connection closes.
+      handle.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       prepared.add(handle);
     }
   } catch (error) {

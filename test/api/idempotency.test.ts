@@ -6,7 +6,7 @@ import { OPERATIONS } from '../../lib/http/operations.js';
 import { claimStatements } from '../../lib/store/claims.js';
 import { clientStatements } from '../../lib/store/clients.js';
 import { organisationStatements } from '../../lib/store/organisations.js';
-import { receiptStatements } from '../../lib/store/receipts.js';
+import { PURGE_BATCH, receiptStatements } from '../../lib/store/receipts.js';
 import type { Harness } from '../helpers/service.js';
 import { ALL_SCOPES, baseFixture, TOKENS, TWIN, withTwin } from '../helpers/fixture.js';
 import { adaWorld, API, etagOf, LEASE_11, REMAINING_WARNING, workspaceVersion } from '../helpers/api.js';
@@ -338,6 +338,25 @@ t.test('IDEMPOTENCY: receipts expire after 24 hours; the same key with another b
   t.strictSame(notesOn(h, 1), ['day one', 'day two']);
   const replay = await note(h, 1, 'day two', 'k');
   t.equal(replay.headers['idempotent-replayed'], 'true', 'the new receipt replays');
+});
+
+t.test('IDEMPOTENCY: a backlog of expired receipts is purged a batch per write, never in one long delete', async (t) => {
+  const h = world();
+  const insert = h.db.prepare(`INSERT INTO idempotency_receipts (organisation_id, client_id, key, fingerprint, status, headers,
+    body, created_utc, expires_utc) VALUES (1, 100, ?, 'f', 204, '{}', NULL, 0, 1)`);
+  h.db.transaction(() => {
+    for (let i = 0; i < 2.5 * PURGE_BATCH; i += 1) insert.run(`backlog-${i}`);
+  })();
+  for (const left of [1.5 * PURGE_BATCH, 0.5 * PURGE_BATCH, 0]) {
+    t.equal((await note(h, 3, `write ${left}`, undefined)).status, 204);
+    t.equal(receiptCount(h), left, `a write purged one batch: ${left} left`);
+  }
+  insert.run('expired-later');
+  t.equal((await note(h, 3, 'within the minute', undefined)).status, 204);
+  t.equal(receiptCount(h), 1, 'the backlog gone, purging waits for its minute again');
+  h.clock.advance(60_000);
+  t.equal((await note(h, 3, 'a minute on', undefined)).status, 204);
+  t.equal(receiptCount(h), 0);
 });
 
 t.test('IDEMPOTENCY: expired receipts are purged from the table by a later write, with no scheduled job', async (t) => {

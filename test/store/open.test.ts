@@ -40,6 +40,14 @@ t.test('STORE: a busy, locked, full, read-only or failing (I/O error) database i
   }
 });
 
+t.test('STORE: a file database runs in WAL mode, synchronous FULL, and a WAL that grew is cut back to 16 MiB at checkpoints', async (t) => {
+  const { db } = openDatabase(join(t.testdir(), 'pragmas.sqlite'));
+  t.teardown(() => db.close());
+  t.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+  t.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL');
+  t.equal(db.pragma('journal_size_limit', { simple: true }), 16 * 1024 * 1024);
+});
+
 t.test('STORE: a new database file is its owner\'s alone (0600, and so its WAL), in new directories that are too (0700), whatever the umask', async (t) => {
   const before = process.umask(0o022);
   t.teardown(() => { process.umask(before); });
