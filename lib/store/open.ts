@@ -59,8 +59,9 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
       // After the migration, which refuses another application's database: its file stays in the
       // journal mode it had.
       if (!handle.memory) handle.pragma('journal_mode = WAL');
-      // A WAL file that one large transaction (a big fixture load) grew is cut back at the next
-      // checkpoint instead of keeping its size until the last connection closes.
+      // A WAL file that one large transaction (a big fixture load) grew is cut back when SQLite
+      // starts the log over (the first write after a full checkpoint), instead of keeping its size
+      // until the last connection closes.
       handle.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       prepared.add(handle);
     }

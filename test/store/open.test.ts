@@ -40,12 +40,18 @@ t.test('STORE: a busy, locked, full, read-only or failing (I/O error) database i
   }
 });
 
-t.test('STORE: a file database runs in WAL mode, synchronous FULL, and a WAL that grew is cut back to 16 MiB at checkpoints', async (t) => {
+t.test('STORE: a file database runs in WAL mode, synchronous FULL, and a WAL that grew is cut back to 16 MiB when the log starts over', async (t) => {
   const { db } = openDatabase(join(t.testdir(), 'pragmas.sqlite'));
   t.teardown(() => db.close());
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal');
   t.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL');
   t.equal(db.pragma('journal_size_limit', { simple: true }), 16 * 1024 * 1024);
+  const wal = `${db.name}-wal`;
+  db.exec('CREATE TABLE big (b BLOB); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 24) INSERT INTO big SELECT randomblob(1000000) FROM n');
+  t.ok(statSync(wal).size > 20 * 1024 * 1024, 'one 24 MB transaction grew the WAL');
+  db.pragma('wal_checkpoint(PASSIVE)');
+  db.exec('DELETE FROM big');
+  t.ok(statSync(wal).size <= 16 * 1024 * 1024, `the next write started the log over, cut back to ${statSync(wal).size} bytes`);
 });
 
 t.test('STORE: a new database file is its owner\'s alone (0600, and so its WAL), in new directories that are too (0700), whatever the umask', async (t) => {
