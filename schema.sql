@@ -151,6 +151,7 @@ CREATE TABLE IF NOT EXISTS claims (
   released_utc INTEGER
 );
 CREATE INDEX IF NOT EXISTS claims_by_task ON claims (task_id, expires_utc);
+CREATE INDEX IF NOT EXISTS claims_by_expiry ON claims (expires_utc);
 
 CREATE TABLE IF NOT EXISTS idempotency_receipts (
   organisation_id INTEGER NOT NULL REFERENCES organisations (id),

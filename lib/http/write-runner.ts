@@ -128,6 +128,7 @@ export function mutationRunner(deps: MutationDependencies) {
     const organisationId = principal.organisationId;
 
     receipts.purgeExpired(now);
+    claims.purgeEnded(now);
     const version = organisations.workspaceVersion(organisationId);
     const precondition =
       operation.ifMatch === 'incoming-revision' ? incomingPrecondition(request.id) : taskPrecondition(request.id, version);

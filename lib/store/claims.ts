@@ -1,4 +1,8 @@
 import type { Db } from './open.js';
+import { batchedPurge } from './purge.js';
+
+/** How long an ended lease is kept (for an operator looking into one), after its expiry. */
+const LEASE_HISTORY_MS = 24 * 60 * 60 * 1000;
 
 export interface LeaseRow {
   id: number;
@@ -28,6 +32,9 @@ export function claimStatements(db: Db) {
     VALUES (@taskId, @clientId, @token, @now, @expiresUtc)`);
   const extend = db.prepare<[{ id: number; expiresUtc: number }]>('UPDATE claims SET expires_utc = @expiresUtc WHERE id = @id');
   const release = db.prepare<[{ id: number; now: number }]>('UPDATE claims SET released_utc = @now WHERE id = @id');
+  // Ended a day ago or more: a lease released early still waits for its expiry.
+  const purge = db.prepare<[{ before: number; batch: number }]>(`
+    DELETE FROM claims WHERE id IN (SELECT id FROM claims WHERE expires_utc <= @before LIMIT @batch)`);
   const releaseClients = db.prepare<[{ clientId: number; now: number }]>(
     `UPDATE claims SET released_utc = @now WHERE client_id = @clientId AND ${liveLeaseAt()}`);
   return {
@@ -37,6 +44,11 @@ export function claimStatements(db: Db) {
       insert.run({ taskId, clientId, token, now, expiresUtc }),
     extend: (id: number, expiresUtc: number) => extend.run({ id, expiresUtc }),
     release: (id: number, now: number) => release.run({ id, now }),
+    /**
+     * Leases over for a day go on later writes, so the table holds the last day's, not every lease
+     * ever taken; a token of a deleted lease is answered as an expired one's (claim_expired).
+     */
+    purgeEnded: batchedPurge((now, batch) => purge.run({ before: now - LEASE_HISTORY_MS, batch }).changes),
     /** Releases every live lease of a client; how many there were. */
     releaseLiveOfClient: (clientId: number, now: number): number => releaseClients.run({ clientId, now }).changes,
   };

@@ -300,3 +300,22 @@ t.test('CLAIM: a released token is never reusable, not even once the task is cla
   expectProblem(t, await noteWith(LEASE_11), 'task_claimed', 'X-Task-Claim with the released token under the new lease');
   t.equal((await noteWith(next.json.token)).status, 204, 'the new token works');
 });
+
+t.test('CLAIM: leases are deleted by later writes a day after they expire; a deleted lease\'s token is answered as an expired one\'s', async (t) => {
+  const h = world();
+  const taken = await claim(h, 1);
+  t.equal(taken.status, 200);
+  const { token } = taken.json;
+  const rows = () => h.db.prepare('SELECT token FROM claims ORDER BY id').pluck().all() as string[];
+  t.equal(rows().length, 4, 'the seeded leases (ending 10:10 and twice 10:30) and the new one (ending 10:15)');
+  h.clock.advance(24 * 60 * MINUTE + LEASE_MS);
+  t.equal((await claim(h, 4)).status, 200, 'a write a day and 15 minutes on');
+  const left = rows();
+  t.notOk(left.includes(token), 'the lease that ended at 10:15 a day ago is gone');
+  t.notOk(left.includes(LEASE_11), 'and so is the one that ended at 10:10');
+  t.equal(left.length, 3, 'the two that ended at 10:30, less than a day ago, stay, with the new lease');
+  expectProblem(t, await lease(h, 'renew', 1, { token }), 'claim_expired', 'renewing with a deleted lease\'s token');
+  expectProblem(t, await h.call('PATCH', `${API}/tasks/1`, {
+    headers: { 'if-match': await etagOf(h, 1), 'x-task-claim': token }, body: {},
+  }), 'claim_expired', 'X-Task-Claim with a deleted lease\'s token');
+});
