@@ -32,13 +32,13 @@ export class FixedWindowRateLimiter {
 
   /** Counts a request of `clientId` at `now` if the window has room. Refused requests do not count. */
   take(clientId: number, now: number): RateDecision {
-    let window = this.#windows.get(clientId);
-    if (window === undefined || now >= window.start + this.windowMs || now < window.start) {
+    let window = this.#openWindow(clientId, now);
+    if (window === undefined) {
       window = { start: now, count: 0 };
       this.#windows.set(clientId, window);
       if (this.#windows.size >= this.#nextSweepAt || now >= this.#lastSweep + this.windowMs) this.#sweep(now);
     }
-    const resetSeconds = Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
+    const resetSeconds = this.#resetSeconds(window, now);
     if (window.count >= this.limit) return { allowed: false, remaining: 0, resetSeconds };
     window.count += 1;
     return { allowed: true, remaining: this.limit - window.count, resetSeconds };
@@ -50,14 +50,20 @@ export class FixedWindowRateLimiter {
    * With no window open the next request starts a full one.
    */
   current(clientId: number, now: number): Omit<RateDecision, 'allowed'> {
+    const window = this.#openWindow(clientId, now);
+    if (window === undefined) return { remaining: this.limit, resetSeconds: Math.ceil(this.windowMs / 1000) };
+    return { remaining: Math.max(0, this.limit - window.count), resetSeconds: this.#resetSeconds(window, now) };
+  }
+
+  /** The client's window if `now` is inside it (a clock set back counts as outside). */
+  #openWindow(clientId: number, now: number): Window | undefined {
     const window = this.#windows.get(clientId);
-    if (window === undefined || now >= window.start + this.windowMs || now < window.start) {
-      return { remaining: this.limit, resetSeconds: Math.ceil(this.windowMs / 1000) };
-    }
-    return {
-      remaining: Math.max(0, this.limit - window.count),
-      resetSeconds: Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000)),
-    };
+    return window === undefined || now >= window.start + this.windowMs || now < window.start ? undefined : window;
+  }
+
+  /** Whole seconds to the window's end, at least 1. */
+  #resetSeconds(window: Window, now: number): number {
+    return Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
   }
 
   /** Number of windows held (for tests of the memory bound). */
