@@ -109,7 +109,7 @@ const STATUS_RESPONSES: readonly { status: number; name: string; description: st
 
 const HEADERS: Record<string, JsonObject> = {
   'X-Trace-Id': { description: 'Trace id of this request (32 lowercase hex characters).', schema: { type: 'string', pattern: '^[0-9a-f]{32}$' } },
-  RateLimit: { description: 'Remaining requests and seconds to the end of the window, e.g. "default";r=119;t=60.', schema: { type: 'string' } },
+  RateLimit: { description: 'Remaining requests and seconds to the end of the window as the answer is sent (a full window once it has ended), e.g. "default";r=119;t=60.', schema: { type: 'string' } },
   'RateLimit-Policy': { description: 'The limit policy, "default";q=120;w=60.', schema: { type: 'string' } },
   'WWW-Authenticate': { description: 'Always Bearer.', schema: { type: 'string', enum: ['Bearer'] } },
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
