@@ -82,6 +82,31 @@ function firstEndingAfter(segments: readonly Segment[], instant: number): number
   return low;
 }
 
+/**
+ * Marks [from, to) of the free segment at `index` busy. The busy piece joins a busy neighbour it
+ * follows or precedes in the array (whatever non-working time lies between: a busy segment's
+ * times only order the timeline), so planned work stays one segment however many tasks fill it
+ * and a later task skips it in one step, not one step per task placed before it. Returns the
+ * index just past the busy piece.
+ */
+function markBusy(segments: Segment[], index: number, from: number, to: number): number {
+  const segment = segments[index] as Segment;
+  const previous = segments[index - 1];
+  const next = segments[index + 1];
+  const keepsFreeBefore = segment.start < from;
+  const keepsFreeAfter = to < segment.end;
+  const joinsPrevious = !keepsFreeBefore && previous?.busy === true;
+  const joinsNext = !keepsFreeAfter && next?.busy === true;
+  const busy: Segment = { start: joinsPrevious ? (previous as Segment).start : from, end: joinsNext ? (next as Segment).end : to, busy: true };
+  const pieces: Segment[] = [];
+  if (keepsFreeBefore) pieces.push({ start: segment.start, end: from, busy: false });
+  pieces.push(busy);
+  if (keepsFreeAfter) pieces.push({ start: to, end: segment.end, busy: false });
+  const first = joinsPrevious ? index - 1 : index;
+  segments.splice(first, (joinsPrevious ? 1 : 0) + 1 + (joinsNext ? 1 : 0), ...pieces);
+  return first + pieces.length - (keepsFreeAfter ? 1 : 0);
+}
+
 /** Marks `minutes` of free time from `notBefore` on as busy; null when nothing was free. */
 function occupy(segments: Segment[], notBefore: number, minutes: number): Placement | null {
   let needed = minutes * MINUTE_MS;
@@ -99,12 +124,7 @@ function occupy(segments: Segment[], notBefore: number, minutes: number): Placem
     start ??= from;
     finish = to;
     needed -= to - from;
-    const pieces: Segment[] = [];
-    if (segment.start < from) pieces.push({ start: segment.start, end: from, busy: false });
-    pieces.push({ start: from, end: to, busy: true });
-    if (to < segment.end) pieces.push({ start: to, end: segment.end, busy: false });
-    segments.splice(index, 1, ...pieces);
-    index += pieces.length;
+    index = markBusy(segments, index, from, to);
   }
   return start === null ? null : { start, finish, complete: needed <= 0 };
 }
