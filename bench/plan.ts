@@ -1,5 +1,5 @@
 /**
- * Planning cost (issue 4): the plan of one resource with 1,000 open tasks, and reads and writes in
+ * Planning cost (issue 4): the plan of one resource with 1,000 and with 20,000 open tasks, and reads and writes in
  * a 100,000-task organisation of 1,000 resources against a small one. Run: `npm run bench:plan`.
  * Figures go to stdout and to bench/results/plan.json.
  */
@@ -47,7 +47,7 @@ async function call(service: ReturnType<typeof createService>, method: string, u
 }
 
 /** Median ms of a read of one task, the offer list, and an ETag read plus PATCH, for agent 0. */
-async function requestCosts(setup: ReturnType<typeof world>, generated: GeneratedOrganisation) {
+async function requestCosts(setup: ReturnType<typeof world>, generated: GeneratedOrganisation, listIterations = 50) {
   const token = generated.tokens[0] as string;
   const taskId = (generated.taskIds[0] as number[])[0] as number;
   const { service } = setup;
@@ -61,7 +61,7 @@ async function requestCosts(setup: ReturnType<typeof world>, generated: Generate
     return median(samples);
   };
   const getTask = await timeAsync(200, () => call(service, 'GET', `/api/v1/tasks/${taskId}`, token));
-  const available = await timeAsync(50, () => call(service, 'GET', '/api/v1/tasks/available', token));
+  const available = await timeAsync(listIterations, () => call(service, 'GET', '/api/v1/tasks/available', token));
   let sequence = 0;
   const patch = await timeAsync(100, async () => {
     const read = await call(service, 'GET', `/api/v1/tasks/${taskId}`, token);
@@ -69,7 +69,7 @@ async function requestCosts(setup: ReturnType<typeof world>, generated: Generate
     await call(service, 'PATCH', `/api/v1/tasks/${taskId}`, token, { 'if-match': read.headers['etag'] as string }, JSON.stringify({ sequence: sequence % 1000 }));
   });
   // After a write the plan is recomputed once for the caller: the offer list right after a PATCH.
-  const availableAfterWrite = await timeAsync(50, async () => {
+  const availableAfterWrite = await timeAsync(listIterations, async () => {
     const read = await call(service, 'GET', `/api/v1/tasks/${taskId}`, token);
     sequence += 1;
     await call(service, 'PATCH', `/api/v1/tasks/${taskId}`, token, { 'if-match': read.headers['etag'] as string }, JSON.stringify({ sequence: sequence % 1000 }));
@@ -95,6 +95,11 @@ async function main() {
   const big = world(1, 1000);
   results['resourceWith1000Tasks'] = { planMs: planCost(big, 2), ...(await requestCosts(big, big.generated)) };
 
+  // An agent with a long backlog: the offer list reads what decides it for every open task, and
+  // the plan places as many as fit in the 365-day horizon.
+  const backlog = world(1, 20_000);
+  results['resourceWith20000Tasks'] = { planMs: planCost(backlog, 2), ...(await requestCosts(backlog, backlog.generated, 10)) };
+
   const small = world(10, 100);
   results['smallOrganisation'] = { tasks: 1000, resources: 10, planMs: planCost(small, 2), ...(await requestCosts(small, small.generated)) };
 
@@ -107,7 +112,7 @@ async function main() {
   };
 
   const round = (value: unknown) => (typeof value === 'number' ? Number(value.toFixed(3)) : value);
-  const rows = ['resourceWith1000Tasks', 'smallOrganisation', 'largeOrganisation'].map((name) => {
+  const rows = ['resourceWith1000Tasks', 'resourceWith20000Tasks', 'smallOrganisation', 'largeOrganisation'].map((name) => {
     const entry = results[name] as Record<string, unknown>;
     return { scenario: name, ...Object.fromEntries(Object.entries(entry).map(([key, value]) => [key, round(value)])) };
   });

@@ -114,6 +114,24 @@ export const BLOCKING_COLUMNS = `
 /** Whether a task `t` is blocked by any of the three facts, for plans, which need no reasons. */
 export const BLOCKED_CONDITION = `(t.is_waiting = 1 OR ${UNMET_PREREQUISITES} OR ${HUMAN_BLOCKER})`;
 
+const LIVE_CLAIM_EXPIRY = `(SELECT max(c.expires_utc) FROM claims c
+    WHERE c.task_id = t.id AND ${liveLeaseAt('c.')}) AS liveClaimExpiresUtc`;
+
+/**
+ * What decides whether a task is offered (contract 5) or waiting, and until when that holds: a
+ * list first reads only these for every unfinished task of the resource, then whole rows for the
+ * few it lists (an agent may have tens of thousands of open tasks and be offered one).
+ */
+export type TaskCandidateRow = Pick<TaskRow,
+  'id' | 'status' | 'estimatedMinutes' | 'earliestStart' | 'releaseDate' | 'isWaiting' | 'projectActive' |
+  'unmetPrerequisites' | 'humanBlocker' | 'liveClaimExpiresUtc'>;
+
+const CANDIDATE_COLUMNS = `
+  t.id, t.status, t.estimated_minutes AS estimatedMinutes, t.earliest_start_local AS earliestStart,
+  t.release_date_local AS releaseDate, t.is_waiting AS isWaiting, p.is_active AS projectActive,
+  ${BLOCKING_COLUMNS},
+  ${LIVE_CLAIM_EXPIRY}`;
+
 const TASK_COLUMNS = `
   t.id, t.organisation_id AS organisationId, t.title, t.description, t.status, t.sequence,
   t.estimated_minutes AS estimatedMinutes, t.started_at_local AS startedAt, t.completed_at_local AS completedAt,
@@ -123,8 +141,7 @@ const TASK_COLUMNS = `
   p.target_date_local AS projectTargetDate, p.hard_deadline_local AS projectHardDeadline,
   p.deadline_reason AS projectDeadlineReason, p.is_active AS projectActive,
   ${BLOCKING_COLUMNS},
-  (SELECT max(c.expires_utc) FROM claims c
-    WHERE c.task_id = t.id AND ${liveLeaseAt('c.')}) AS liveClaimExpiresUtc,
+  ${LIVE_CLAIM_EXPIRY},
   (SELECT o.workspace_version FROM organisations o WHERE o.id = t.organisation_id) AS workspaceVersion,
   EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id) AS hasDependencies,
   EXISTS (SELECT 1 FROM actual_intervals ai WHERE ai.task_id = t.id) AS hasIntervals,
@@ -152,12 +169,15 @@ export function taskReadStatements(db: Db) {
       FROM tasks t WHERE t.id = @id`);
   const one = db.prepare<[{ id: number; now: number }], TaskRow>(`
     SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.id = @id`);
-  const unfinishedForResource = db.prepare<[{ staffId: number; now: number }], TaskRow>(`
-    SELECT ${TASK_COLUMNS}
+  const unfinishedForResource = db.prepare<[{ staffId: number; now: number }], TaskCandidateRow>(`
+    SELECT ${CANDIDATE_COLUMNS}
       FROM task_assignments mine
       JOIN tasks t ON t.id = mine.task_id
       JOIN projects p ON p.id = t.project_id
-     WHERE mine.staff_id = @staffId AND t.status <> 'Done'
+     WHERE mine.staff_id = @staffId AND t.status <> 'Done'`);
+  // Offer order (contract 5), sorting only the tasks listed.
+  const inOfferOrder = db.prepare<[{ ids: string; now: number }], TaskRow>(`
+    SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.id ${IN_IDS}
      ORDER BY p.priority, p.id, t.sequence, t.id`);
   const assignees = db.prepare<[{ ids: string }], AssigneeRow>(`
     SELECT a.task_id AS taskId, a.staff_id AS staffMemberId, s.name, a.estimated_minutes AS estimatedMinutes
@@ -195,7 +215,10 @@ export function taskReadStatements(db: Db) {
     /** Organisation and assignment of a task, for the not-found and not-owned checks. */
     access: (id: number, staffId: number) => access.get({ id, staffId }),
     task: (id: number, now: number) => one.get({ id, now }),
+    /** The resource's unfinished tasks, in no order, with only what decides their listing. */
     unfinishedForResource: (staffId: number, now: number) => unfinishedForResource.all({ staffId, now }),
+    /** Whole rows of these tasks in offer order (project priority, project, sequence, id). */
+    inOfferOrder: (ids: readonly number[], now: number): TaskRow[] => (ids.length === 0 ? [] : inOfferOrder.all({ ids: taskIdList(ids), now })),
     assignees: (ids: TaskIdList) => assignees.all({ ids }),
     dependencies: (ids: TaskIdList) => dependencies.all({ ids }),
     intervals: (ids: TaskIdList) => intervals.all({ ids }),

@@ -9,7 +9,7 @@ import { buildTaskViews } from './view.js';
 
 /** For a caller at an instant: which tasks the scheduler allocates (contract 5), and until when. */
 export type Allocation = (principal: Principal, now: number) => {
-  readonly allocated: (row: TaskRow) => boolean;
+  readonly allocated: (row: Pick<TaskRow, 'id'>) => boolean;
   /** The plan behind the answer is replaced at this instant at the latest. */
   readonly validUntil: number;
 };
@@ -89,17 +89,18 @@ export function taskReads(deps: TaskReadDependencies) {
       const offer = (): { rows: TaskRow[]; stale: TaskSourceRow[]; until: number } => {
         const plan = deps.allocation(principal, now);
         let until = plan.validUntil;
-        const candidates = reads.unfinishedForResource(resourceId(principal), now).filter((row) => {
+        const offered = reads.unfinishedForResource(resourceId(principal), now).filter((row) => {
           // Time alone changes the offer when a lease expires or a start or release date arrives.
           if (row.liveClaimExpiresUtc !== null) until = Math.min(until, row.liveClaimExpiresUtc);
           until = Math.min(until, arrivesAfter(row.earliestStart, now), arrivesAfter(row.releaseDate, now));
           return row.liveClaimExpiresUtc === null && isRunnable(row, now, plan.allocated);
         });
-        const items = candidates.length === 0 ? [] : deps.sources.itemsOf(candidates.map((row) => row.id));
+        const items = offered.length === 0 ? [] : deps.sources.itemsOf(offered.map((row) => row.id));
         const stale = items.filter(isStale(now));
         const unavailable = new Set(items.filter((item) => item.isAvailable !== 1).map((item) => item.taskId));
         until = Math.min(until, freshUntil(items));
-        return { rows: candidates.filter((row) => !unavailable.has(row.id)), stale, until };
+        const ids = offered.flatMap((row) => (unavailable.has(row.id) ? [] : [row.id]));
+        return { rows: reads.inOfferOrder(ids, now), stale, until };
       };
       const first = offer();
       if (first.stale.length === 0) return views(principal, first.rows, false, now, first.until);
@@ -116,7 +117,7 @@ export function taskReads(deps: TaskReadDependencies) {
      */
     listWaiting(principal: Principal, now: number): Timed<TaskView[]> | Promise<Timed<TaskView[]>> {
       const resource = resourceId(principal);
-      const waiting = () => reads.unfinishedForResource(resource, now).filter(isBlocked);
+      const waiting = () => reads.inOfferOrder(reads.unfinishedForResource(resource, now).flatMap((row) => (isBlocked(row) ? [row.id] : [])), now);
       const rows = waiting();
       const listed = rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id));
       const items = [...listed, ...deps.sources.expectingReplies(resource)];

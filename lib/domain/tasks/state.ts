@@ -1,5 +1,5 @@
 import type { BlockingReason } from '../../schemas/common.js';
-import type { TaskRow } from '../../store/task-reads.js';
+import type { TaskCandidateRow, TaskRow } from '../../store/task-reads.js';
 import { localToEpochMs } from '../../time/london.js';
 
 /** The three facts that block a task (contract 5), as stored or as a write leaves them. */
@@ -34,7 +34,7 @@ export function arrivesAfter(local: string | null, now: number): number {
  * Contract 5, runnable: not Done, not blocked, project active, earliestStart and releaseDate not
  * after now, and a current scheduler allocation or a zero estimate (reconciliation work).
  */
-export function isRunnable(row: TaskRow, now: number, hasAllocation: (row: TaskRow) => boolean): boolean {
+export function isRunnable(row: TaskCandidateRow, now: number, hasAllocation: (row: TaskCandidateRow) => boolean): boolean {
   if (row.status === 'Done' || isBlocked(row) || row.projectActive !== 1) return false;
   if (notYet(row.earliestStart, now) || notYet(row.releaseDate, now)) return false;
   return row.estimatedMinutes === 0 || hasAllocation(row);
