@@ -83,11 +83,15 @@ export function assistanceStatements(db: Db) {
   const humanRequest = db.prepare<[number], HumanRequestRow>(`SELECT ${HUMAN_REQUEST_COLUMNS} WHERE s.id = ?`);
   const incoming = db.prepare<[number], IncomingRow>(`
     SELECT ${INCOMING_COLUMNS} FROM incoming_items i LEFT JOIN assistance_stages s ON s.id = i.stage_id WHERE i.id = ?`);
-  const incomingForRecipient = db.prepare<[{ recipientId: number; organisationId: number; all: number }], IncomingRow>(`
+  // Two statements, not one with `(@all = 1 OR lifecycle = ...)`: that OR keeps SQLite from using
+  // the lifecycle column of incoming_by_recipient, and the default list would walk every item the
+  // recipient ever had (completed ones are kept for good).
+  const incomingList = (lifecycle: string) => db.prepare<[{ recipientId: number; organisationId: number }], IncomingRow>(`
     SELECT ${INCOMING_COLUMNS} FROM incoming_items i LEFT JOIN assistance_stages s ON s.id = i.stage_id
-     WHERE i.recipient_id = @recipientId AND i.organisation_id = @organisationId
-       AND (@all = 1 OR i.lifecycle = 'floating')
+     WHERE i.recipient_id = @recipientId AND i.organisation_id = @organisationId ${lifecycle}
      ORDER BY i.priority_rank, i.requested_at_utc, i.id`);
+  const floatingForRecipient = incomingList("AND i.lifecycle = 'floating'");
+  const everyIncomingForRecipient = incomingList('');
   const updateIncoming = db.prepare<[IncomingUpdate]>(`
     UPDATE incoming_items SET recipient_id = @recipientId, details = @details, lifecycle = @lifecycle,
            planned_start_local = @plannedStart, actual_start_utc = @actualStartUtc, response = @response,
@@ -109,7 +113,7 @@ export function assistanceStatements(db: Db) {
     humanRequest: (stageId: number) => humanRequest.get(stageId),
     incoming: (id: number) => incoming.get(id),
     incomingForRecipient: (recipientId: number, organisationId: number, includeAccepted: boolean) =>
-      incomingForRecipient.all({ recipientId, organisationId, all: includeAccepted ? 1 : 0 }),
+      (includeAccepted ? everyIncomingForRecipient : floatingForRecipient).all({ recipientId, organisationId }),
     updateIncoming: (update: IncomingUpdate) => updateIncoming.run(update),
     linkedSourceCount: (taskId: number) => sourceCount.get(taskId)?.count ?? 0,
   };
