@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createNewPrivateFile, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
 import type { Db } from '../lib/store/open.js';
@@ -9,6 +9,8 @@ export interface OpenedDb {
   readonly db: Db;
   /** The path as given (or the default). */
   readonly path: string;
+  /** Whether this command made the file: a new, empty database. */
+  readonly created: boolean;
   /**
    * Closes it and removes what opening created (the file, directories), so a failure leaves no
    * trace; never what another command has committed to that file meanwhile.
@@ -21,6 +23,14 @@ export interface OpenedDb {
   claimIfEmpty(): void;
   /** Throws a CommandError when the file opened is no longer the one at the path (see `abandon`). */
   assertInPlace(): void;
+}
+
+function nonEmpty(file: string): boolean {
+  try {
+    return statSync(file).size > 0;
+  } catch {
+    return false;
+  }
 }
 
 const holdsNoOrganisation = (db: Db): boolean => db.prepare('SELECT NOT EXISTS (SELECT 1 FROM organisations) AS empty').pluck().get() === 1;
@@ -61,6 +71,11 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   const file = path === ':memory:' ? undefined : resolve(path);
   const existed = file === undefined || existsSync(file);
   if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
+  // The file gone but its write-ahead log still there: the file was removed or moved without it
+  // (the log holds its latest writes). SQLite would start a new database and empty the log.
+  if (file !== undefined && !existed && nonEmpty(`${file}-wal`)) {
+    throw new CommandError(`no database at ${path}, but ${path}-wal is there: the database file was removed or moved without its write-ahead log, which holds its latest writes. Put the file back beside it, or move the -wal away if no database of yours needs it, then run this again`);
+  }
   const { databaseFileCheck, fileHoldsServiceSchema, openConnection, openDatabase } = await import('../lib/store/open.js');
   // Managing clients of a file that is not yet the service's (a mistyped --db that hit another
   // application's database, say) would install the schema in it: looked at first, writing nothing.
@@ -83,6 +98,7 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
     return {
       db,
       path,
+      created,
       abandon: () => {
         const removed = file !== undefined && created && removeIfOnlyOurs(db, file, claimedAt, inPlace);
         db.close();

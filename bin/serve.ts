@@ -1,4 +1,5 @@
 import { isIP, type AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkFlags, env, envFlag, err, type FlagOptions, out, parseInteger, USAGE, UsageError } from './command-line.js';
 import { openDb } from './database.js';
@@ -159,6 +160,8 @@ export async function serve(args: string[]): Promise<void> {
 
   server.listen(port, host, () => {
     const address = server.address() as AddressInfo;
+    // Said where journald keeps it: a new, empty database where one was expected is worth seeing.
+    if (opened.created) out(`created a new database at ${resolve(opened.path)}`);
     out(`listening on ${scheme}://${urlHost(host)}:${address.port}`);
     if (tls === undefined && !isLoopback(address.address)) {
       err(`warning: serving plain HTTP on ${host}; bearer tokens cross the network unencrypted. Use --tls-cert and --tls-key, or a TLS-terminating proxy.`);

@@ -1,7 +1,9 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDb, withDb } from '../bin/database.js';
+import { closeDatabase } from '../bin/shutdown.js';
 import { CommandError } from '../bin/command-line.js';
 import { loadFixture } from '../lib/fixtures/load.js';
 import { removeDatabaseFiles } from '../lib/store/files.js';
@@ -104,4 +106,61 @@ t.test('CLI DATABASE: a command that opened a database another command then remo
   t.ok(failure instanceof CommandError, 'the command fails');
   t.match(String(failure), /the database file .*db\.sqlite was removed while this command waited \(another command that created it failed\); nothing was changed/);
   t.strictSame(reported, ['loaded'], 'the report was made ready, and never written (it would have come after the look)');
+});
+
+t.test('CLI DATABASE: a database file gone while its -wal is still there is refused, and neither is touched', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  writeFileSync(`${path}-wal`, 'the latest writes of a file that was moved away');
+  const failure = await openDb(path).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof CommandError, 'the command fails');
+  t.match(String(failure), /no database at .*db\.sqlite, but .*db\.sqlite-wal is there: the database file was removed or moved without its write-ahead log/);
+  t.notOk(existsSync(path), 'no new, empty database was made');
+  t.equal(readFileSync(`${path}-wal`, 'utf8'), 'the latest writes of a file that was moved away', 'the log is as it was');
+
+  const emptyLog = join(t.testdir(), 'empty.sqlite');
+  writeFileSync(`${emptyLog}-wal`, '');
+  const opened = await openDb(emptyLog);
+  t.ok(opened.created, 'an empty -wal holds no writes: the database is made');
+  opened.db.close();
+});
+
+t.test('CLI DATABASE: closing says so when the write-ahead log cannot be folded into the file, and nothing is lost', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  const { db } = openDatabase(path);
+  loadFixture(db, baseFixture(), { now: NOW });
+  // A reader in another process on an older snapshot keeps the later writes in the log.
+  const reader = new Database(path);
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM tasks').get();
+  db.prepare("UPDATE tasks SET title = 'after the reader began' WHERE id = 1").run();
+
+  const logged: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((line: string) => logged.push(line) > 0) as typeof process.stderr.write;
+  try {
+    closeDatabase(db);
+  } finally {
+    process.stderr.write = write;
+  }
+  t.notOk(db.open, 'closed all the same');
+  t.equal(logged.length, 1);
+  t.match(JSON.parse(logged[0] as string), { level: 'error', message: /could not be folded into the database file .* keep the two together/, file: path });
+  reader.exec('COMMIT');
+  reader.close();
+  const reopened = new Database(path, { readonly: true });
+  t.equal(reopened.prepare('SELECT title FROM tasks WHERE id = 1').pluck().get(), 'after the reader began', 'the write is there from the log');
+  reopened.close();
+
+  const quiet = join(t.testdir(), 'quiet.sqlite');
+  const alone = openDatabase(quiet).db;
+  loadFixture(alone, baseFixture(), { now: NOW });
+  logged.length = 0;
+  process.stderr.write = ((line: string) => logged.push(line) > 0) as typeof process.stderr.write;
+  try {
+    closeDatabase(alone);
+  } finally {
+    process.stderr.write = write;
+  }
+  t.strictSame(logged, [], 'nothing to say when the log was folded in');
+  t.notOk(existsSync(`${quiet}-wal`), 'and the file alone holds everything');
 });

@@ -381,6 +381,22 @@ t.test('WTA_* configure serve; SIGTERM lets a request in flight finish, then clo
   tt.match(output.stderr, /"route":"\/api\/v1\/tasks\/available","status":200/, 'the request was logged');
 });
 
+t.test('serve stops on SIGHUP as on SIGTERM, exiting 129 so that the systemd unit starts it again; a new database is announced', async (tt) => {
+  const dbPath = join(dirOf(tt), 'hangup.sqlite');
+  const first = await serve(tt, ['--db', dbPath, '--demo']);
+  tt.match(first.output.stdout, new RegExp(`^created a new database at ${dbPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nlistening on`, 'm'), 'said before the listening line');
+  tt.equal((await fetch(`${first.base}/healthz`)).status, 200);
+  first.child.kill('SIGHUP');
+  await first.output.waitFor('stderr', /"message":"stopping","signal":"SIGHUP"/);
+  tt.same(await exited(first.child), { code: 129, signal: null }, 'a clean stop, with a status that asks for a restart');
+  tt.notOk(existsSync(`${dbPath}-wal`), 'the database was closed (its WAL folded into the file)');
+
+  const again = await serve(tt, ['--db', dbPath, '--demo']);
+  tt.notMatch(again.output.stdout, /created a new database/, 'an existing database is not announced');
+  again.child.kill('SIGTERM');
+  tt.same(await exited(again.child), { code: 0, signal: null }, 'SIGTERM still exits 0');
+});
+
 t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment values are usage errors', async (tt) => {
   const { base, output } = await serve(tt, ['--rate-limit', '7'], { WTA_DB: join(dirOf(tt), 'demo.sqlite'), WTA_DEMO: '1', WTA_RATE_LIMIT: '5' });
   await output.waitFor('stdout', /\/api\/v1\/tasks\/available$/m);

@@ -35,7 +35,9 @@ t.test('the systemd unit runs the built server as its own user with a writable d
   tt.match(one('ExecStart') ?? '', /^\/\S*node \/opt\/worker-task-api\/dist\/bin\/worker-task-api\.js serve$/, 'the package bin, built');
   const bin = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['worker-task-api'];
   tt.equal(bin, 'dist/bin/worker-task-api.js', 'ExecStart names the same file as package.json bin');
-  tt.equal(one('Restart'), 'on-failure');
+  tt.equal(one('Restart'), 'on-failure', 'which a SIGHUP stop (exit 129) counts as');
+  tt.equal(one('RestartPreventExitStatus'), '2', 'a usage error is not retried for ever');
+  tt.equal(one('StateDirectoryMode'), '0700', 'readable by the service user only, as the files the service makes');
   tt.equal(one('NoNewPrivileges'), 'yes');
   tt.equal(one('ProtectSystem'), 'strict');
   const environment = new Map((service.get('Environment') ?? []).map((entry) => entry.split('=', 2) as [string, string]));
@@ -46,15 +48,32 @@ t.test('the systemd unit runs the built server as its own user with a writable d
   tt.equal(one('EnvironmentFile'), '-/etc/worker-task-api/env', 'secrets go in an optional environment file, not the world-readable unit');
 });
 
+t.test('the backup unit runs the built backup command daily, as the service user, on the same file', async (tt) => {
+  const units = join(ROOT, 'deploy');
+  const service = unitSettings(readFileSync(join(units, 'worker-task-api-backup.service'), 'utf8')).get('Service') ?? new Map<string, string[]>();
+  const one = (key: string): string | undefined => service.get(key)?.at(-1);
+  tt.equal(one('User'), 'wta');
+  tt.equal(one('Type'), 'oneshot');
+  tt.equal(one('Environment'), 'WTA_DB=/var/lib/worker-task-api/worker-task-api.sqlite', 'the main unit\'s file');
+  tt.match(one('ExecStart') ?? '', /node \/opt\/worker-task-api\/dist\/bin\/worker-task-api\.js backup "\/var\/backups\/worker-task-api\/tasks-\$\$\(date \+%%F-%%H%%M\)\.sqlite"/, 'a dated copy, systemd escapes included');
+  tt.equal(one('ReadWritePaths'), '/var/lib/worker-task-api /var/backups/worker-task-api', 'a WAL reader writes the -shm file; the copy goes to the backup directory');
+  const timer = unitSettings(readFileSync(join(units, 'worker-task-api-backup.timer'), 'utf8')).get('Timer') ?? new Map<string, string[]>();
+  tt.strictSame(timer.get('OnCalendar'), ['daily']);
+  tt.strictSame(timer.get('Persistent'), ['true'], 'a day the VM was off is caught up at boot');
+});
+
 const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
-t.test('systemd-analyze verify accepts the unit', { skip: analyze.status === 0 ? false : 'systemd-analyze is not installed' }, async (tt) => {
+t.test('systemd-analyze verify accepts the units', { skip: analyze.status === 0 ? false : 'systemd-analyze is not installed' }, async (tt) => {
   // Verified from a copy so the unit's own directory is not scanned for other units.
-  const copy = join(tt.testdir(), 'worker-task-api.service');
-  copyFileSync(UNIT, copy);
-  const verify = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8' });
+  const copies = ['worker-task-api.service', 'worker-task-api-backup.service', 'worker-task-api-backup.timer'].map((name) => {
+    const copy = join(tt.testdir(), name);
+    copyFileSync(join(ROOT, 'deploy', name), copy);
+    return copy;
+  });
+  const verify = spawnSync('systemd-analyze', ['verify', ...copies], { encoding: 'utf8' });
   // Only the unit's own settings count: a host without the wta user or with node elsewhere is not an error.
   const complaints = `${verify.stdout}${verify.stderr}`
     .split('\n')
-    .filter((line) => line.includes('worker-task-api.service:') && !/is not executable/.test(line));
+    .filter((line) => /worker-task-api(-backup)?\.(service|timer):/.test(line) && !/is not executable/.test(line));
   tt.same(complaints, [], 'no unknown or malformed settings');
 });
