@@ -81,13 +81,15 @@ t.test('the generated .d.ts type a user program under NodeNext and strict, and i
   writeFileSync(join(dir, 'consumer.ts'), `
 import type { IncomingMessage, Server as HttpServer, ServerResponse as NodeResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { createService, type Service, type ServiceOptions, type ServiceResponse } from 'worker-task-api';
+import { createService, type ResponseMeta, type Service, type ServiceOptions, type ServiceResponse } from 'worker-task-api';
 import { createNodeServer, toNodeHandler, type NodeHandlerOptions } from 'worker-task-api/node';
 import { toFetchHandler, type FetchHandlerOptions } from 'worker-task-api/fetch';
 
 const options: ServiceOptions = { db: ':memory:', rateLimit: 10 };
 const service: Service = createService(options);
-const nodeOptions: NodeHandlerOptions = { prefix: '/x', onResponse: (response) => response.meta?.route };
+// What a request log keeps of an answer, named by its own type.
+const logged = (meta: ResponseMeta | undefined): string | undefined => meta?.route;
+const nodeOptions: NodeHandlerOptions = { prefix: '/x', onResponse: (response) => logged(response.meta) };
 const listener: (req: IncomingMessage, res: NodeResponse) => void = toNodeHandler(service, nodeOptions);
 const fetchOptions: FetchHandlerOptions = { prefix: '/x', onResponse: (response, request) => [response.meta?.clientId, request.url] };
 const handler: (request: Request) => Promise<Response> = toFetchHandler(service, fetchOptions);
