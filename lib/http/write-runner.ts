@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Principal } from '../auth/authenticate.js';
 import { ServiceError } from '../domain/errors.js';
 import type { MutationOutcome } from '../domain/outcome.js';
@@ -11,6 +12,12 @@ import type { GroupCommit } from '../store/group-commit.js';
 import type { Db } from '../store/open.js';
 import type { OrganisationStatements } from '../store/organisations.js';
 import type { ReceiptStatements } from '../store/receipts.js';
+
+/**
+ * What a receipt keeps of its request: a digest, not the text, which is as long as the body (up
+ * to 131072 bytes), and kept a day for every keyed write.
+ */
+const fingerprintDigest = (fingerprint: string): string => createHash('sha256').update(fingerprint, 'utf8').digest('hex');
 
 export interface WriteRequest {
   readonly principal: Principal;
@@ -125,6 +132,7 @@ export function mutationRunner(deps: MutationDependencies) {
     const { principal, operation, now } = request;
     const key = idempotencyKey(request.headers.get('idempotency-key'), operation.idempotencyKey);
     const fingerprint = `${request.method} ${request.path}\n${request.canonicalBody}`;
+    const digest = fingerprintDigest(fingerprint);
     const organisationId = principal.organisationId;
 
     receipts.purgeExpired(now);
@@ -136,7 +144,8 @@ export function mutationRunner(deps: MutationDependencies) {
     if (key !== null) {
       const receipt = receipts.find(organisationId, principal.clientId, key, now);
       if (receipt !== undefined) {
-        if (receipt.fingerprint !== fingerprint) throw new ServiceError('idempotency_conflict');
+        // A receipt stored before digests were (a day's worth after an upgrade) holds the text.
+        if (receipt.fingerprint !== digest && receipt.fingerprint !== fingerprint) throw new ServiceError('idempotency_conflict');
         // A replay still needs a present, well-formed If-Match; a stale one is fine.
         withCurrentTag(precondition, () => precondition.matches(ifMatch));
         request.assertMemberScopes();
@@ -175,7 +184,7 @@ export function mutationRunner(deps: MutationDependencies) {
         if (value !== undefined) stored[name] = value;
       }
       receipts.store(organisationId, principal.clientId, key, now, {
-        fingerprint,
+        fingerprint: digest,
         status,
         headers: JSON.stringify(stored),
         body: response.body ?? null,

@@ -2,6 +2,7 @@ import type { Db } from './open.js';
 import { batchedPurge } from './purge.js';
 
 export interface Receipt {
+  /** SHA-256 (hex) of the request's method, path and canonical body. */
   fingerprint: string;
   status: number;
   headers: string;

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import { cachedAuthenticator } from '../../lib/auth/authenticate.js';
 import { mutationRunner } from '../../lib/http/write-runner.js';
 import { requestHeaders } from '../../lib/http/headers.js';
@@ -372,4 +373,26 @@ t.test('IDEMPOTENCY: expired receipts are purged from the table by a later write
   t.equal(receiptCount(h), 0, 'every expired receipt is gone, of any client or organisation');
   t.equal((await note(h, 3, 'keyed', 'new')).status, 204);
   t.strictSame(h.db.prepare('SELECT key FROM idempotency_receipts').all(), [{ key: 'new' }]);
+});
+
+t.test('IDEMPOTENCY: a receipt keeps a SHA-256 digest of the request, not its body, and still tells bodies apart', async (t) => {
+  const h = world();
+  const long = 'x'.repeat(20_000);
+  t.equal((await note(h, 1, long, 'long')).status, 204);
+  const stored = h.db.prepare("SELECT fingerprint FROM idempotency_receipts WHERE key = 'long'").pluck().get() as string;
+  t.equal(stored, createHash('sha256').update(`POST /api/v1/tasks/1/notes\n{"text":"${long}"}`).digest('hex'), 'the digest of method, path and canonical body');
+  t.equal((await note(h, 1, long, 'long')).headers['idempotent-replayed'], 'true', 'the same request replays');
+  expectProblem(t, await note(h, 1, `${long.slice(1)}y`, 'long'), 'idempotency_conflict', 'another body of the same length does not');
+});
+
+t.test('IDEMPOTENCY: a receipt stored before digests, holding the request text, still replays and still refuses another body', async (t) => {
+  const h = world();
+  // As the previous release stored it, within the day its receipts live after an upgrade.
+  h.db.prepare(`INSERT INTO idempotency_receipts (organisation_id, client_id, key, fingerprint, status, headers, body, created_utc, expires_utc)
+    VALUES (1, 100, 'before', ?, 204, '{}', NULL, 0, ?)`).run('POST /api/v1/tasks/1/notes\n{"text":"stored as text"}', h.clock.now() + DAY_MS);
+  const replay = await note(h, 1, 'stored as text', 'before');
+  t.equal(replay.status, 204);
+  t.equal(replay.headers['idempotent-replayed'], 'true');
+  t.strictSame(notesOn(h, 1).filter((text) => text === 'stored as text'), [], 'nothing written again');
+  expectProblem(t, await note(h, 1, 'another text', 'before'), 'idempotency_conflict');
 });
