@@ -1,4 +1,4 @@
-import type { AssistanceKind, PriorityName } from '../schemas/common.js';
+import { MAX_TEXT_LENGTH, MAX_TITLE_LENGTH, type AssistanceKind, type PriorityName } from '../schemas/common.js';
 
 /**
  * The linked-source provider interface (contract 9). An embedder passes providers to
@@ -78,6 +78,40 @@ const text = (value: string): string => value.toWellFormed();
 
 const optionalText = (value: unknown): string | null => (typeof value === 'string' ? text(value) : null);
 
+/**
+ * The first `max` characters (code points, as every text bound of the API counts them), never
+ * cutting a surrogate pair.
+ */
+export function firstCharacters(value: string, max: number): string {
+  if (value.length <= max) return value;
+  let units = 0;
+  let count = 0;
+  for (const character of value) {
+    if (count === max) break;
+    units += character.length;
+    count += 1;
+  }
+  return value.slice(0, units);
+}
+
+/**
+ * What one answer may put into the database, and so into every view of the tasks linked to the
+ * item: the API's own bounds on titles and texts. A source is outside the service's control, and
+ * its facts and replies are kept in each task's history; without a bound, one item answering
+ * megabytes could make every read of its tasks too large to send.
+ */
+export const SOURCE_BOUNDS = {
+  title: MAX_TITLE_LENGTH,
+  description: MAX_TEXT_LENGTH,
+  businessStatus: MAX_TITLE_LENGTH,
+  replyText: MAX_TEXT_LENGTH,
+  author: MAX_TITLE_LENGTH,
+  /** A reply's id and the ref it answers are identifiers: a longer one is not a reply this service made or can keep. */
+  identifier: 1000,
+} as const;
+
+const bounded = (value: string | null, max: number): string | null => (value === null ? null : firstCharacters(value, max));
+
 /** Absent, null or a string; anything else makes the answer malformed. */
 const isOptionalText = (value: unknown): boolean => value === undefined || value === null || typeof value === 'string';
 
@@ -85,6 +119,7 @@ const isOptionalText = (value: unknown): boolean => value === undefined || value
  * Reads a provider's refresh result; null when it is not a usable snapshot (a failure). Facts of
  * the wrong type fail the refresh rather than read as null, which would record a change that
  * never happened. A malformed reply is skipped: it cannot be recorded, and the facts still hold.
+ * Texts are cut to SOURCE_BOUNDS.
  */
 export function parseSnapshot(value: unknown): SourceSnapshot | null {
   if (!isRecord(value) || typeof value['title'] !== 'string') return null;
@@ -97,19 +132,24 @@ export function parseSnapshot(value: unknown): SourceSnapshot | null {
       if (!isRecord(reply) || (typeof reply['id'] !== 'string' && typeof reply['id'] !== 'number') || typeof reply['text'] !== 'string') {
         continue; // one malformed reply does not hide the item's facts
       }
+      const id = text(String(reply['id']));
+      const inReplyTo = typeof reply['inReplyTo'] === 'number' ? String(reply['inReplyTo']) : optionalText(reply['inReplyTo']);
+      if (id.length > SOURCE_BOUNDS.identifier || (inReplyTo?.length ?? 0) > SOURCE_BOUNDS.identifier) continue;
+      const createdUtc = optionalText(reply['createdUtc']);
       replies.push({
-        id: text(String(reply['id'])),
-        inReplyTo: typeof reply['inReplyTo'] === 'number' ? String(reply['inReplyTo']) : optionalText(reply['inReplyTo']),
-        author: optionalText(reply['author']),
-        text: text(reply['text']),
-        createdUtc: optionalText(reply['createdUtc']),
+        id,
+        inReplyTo,
+        author: bounded(optionalText(reply['author']), SOURCE_BOUNDS.author),
+        text: firstCharacters(text(reply['text']), SOURCE_BOUNDS.replyText),
+        // Longer than any date-time: unreadable, so the time of receipt (as for any unreadable one).
+        createdUtc: createdUtc !== null && createdUtc.length > 64 ? null : createdUtc,
       });
     }
   }
   return {
-    title: text(value['title']),
-    description: optionalText(value['description']),
-    businessStatus: optionalText(value['businessStatus']),
+    title: firstCharacters(text(value['title']), SOURCE_BOUNDS.title),
+    description: bounded(optionalText(value['description']), SOURCE_BOUNDS.description),
+    businessStatus: bounded(optionalText(value['businessStatus']), SOURCE_BOUNDS.businessStatus),
     replies,
   };
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import { MAX_TEXT_LENGTH } from '../schemas/common.js';
 import { outsideBatch, type GroupCommit } from '../store/group-commit.js';
 import type { Db } from '../store/open.js';
 import type { OrganisationStatements } from '../store/organisations.js';
@@ -11,21 +10,10 @@ import { withDeadline } from './timeout.js';
 import type { Clock } from '../time/clock.js';
 
 /**
- * A reply as the request's `response`, which holds at most MAX_TEXT_LENGTH characters (code points,
- * as every text bound counts them): a longer reply is cut there, never inside a surrogate pair.
- * Its `reply` change keeps the whole text, so nothing the human wrote is lost.
+ * New replies recorded per item and refresh. A source answer may list thousands (4 MiB of them):
+ * the rest are recorded by the next refreshes, as they are not yet marked seen.
  */
-function asResponse(reply: string): string {
-  if (reply.length <= MAX_TEXT_LENGTH) return reply;
-  let units = 0;
-  let count = 0;
-  for (const character of reply) {
-    if (count === MAX_TEXT_LENGTH) break;
-    units += character.length;
-    count += 1;
-  }
-  return reply.slice(0, units);
-}
+export const MAX_NEW_REPLIES_PER_REFRESH = 100;
 
 export interface RefreshOptions {
   readonly db: Db;
@@ -113,6 +101,8 @@ export function sourceRefresher(options: RefreshOptions) {
     const failedItems = new Set<number>();
     const changedTasks = new Set<number>();
     const activationTasks = new Set<number>();
+    /** Tasks whose history grew: trimmed once the refresh has recorded everything. */
+    const historyTasks = new Set<number>();
     const touchedOrganisations = new Set<number>();
     for (const { item: seen, snapshot } of outcomes) {
       if (snapshot === null) {
@@ -138,24 +128,30 @@ export function sourceRefresher(options: RefreshOptions) {
         }
         touchedOrganisations.add(item.organisationId);
       }
+      let newReplies = 0;
       for (const reply of snapshot.replies) {
         if (reply.inReplyTo === null) continue;
+        if (newReplies === MAX_NEW_REPLIES_PER_REFRESH) break;
         const target = sources.replyTarget(item.id, reply.inReplyTo);
         if (target === undefined || !sources.markReplySeen(item.id, reply.id)) continue;
         // Any offset is taken as the instant it names; a missing or unreadable time is the receipt time.
         const occurred = (reply.createdUtc === null ? null : parseInstant(reply.createdUtc)) ?? now;
+        newReplies += 1;
         sources.insertChange({
           taskId: target.originTaskId, sourceItemId: item.id, incomingId: target.incomingId, kind: 'reply', before: null,
           after: null, response: reply.text, author: reply.author, occurred, now,
         });
         // A reply answers the request but never resolves it: the agent evaluates it.
-        sources.respond(target.incomingId, asResponse(reply.text), now, randomUUID());
+        sources.respond(target.incomingId, reply.text, now, randomUUID());
+        historyTasks.add(target.originTaskId);
         touchedOrganisations.add(item.organisationId);
       }
     }
     for (const taskId of activationTasks) {
       sources.insertActivation(taskId, now, JSON.stringify(sources.availableFacts(taskId).map(factsOf)));
+      historyTasks.add(taskId);
     }
+    for (const taskId of historyTasks) sources.trimHistory(taskId);
     for (const organisationId of touchedOrganisations) organisations.bumpWorkspaceVersion(organisationId);
     return { failedItems, changedTasks, bumpedOrganisations: touchedOrganisations };
   });

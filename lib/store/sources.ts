@@ -42,6 +42,9 @@ const ITEM_COLUMNS = `si.id, si.organisation_id AS organisationId, si.provider_k
   si.title, si.description, si.business_status AS businessStatus, si.has_baseline AS hasBaseline,
   si.is_available AS isAvailable, si.last_attempt_utc AS lastAttemptUtc`;
 
+/** Acknowledged source changes and activations kept per task (see `trimHistory`). */
+export const HISTORY_KEPT = 100;
+
 /** Linked source items, the changes and activations refreshes record, and publications. */
 export function sourceStatements(db: Db) {
   const ofTasks = db.prepare<[string], TaskSourceRow>(`
@@ -74,6 +77,13 @@ export function sourceStatements(db: Db) {
       FROM task_sources ts JOIN source_items si ON si.id = ts.source_item_id
      WHERE ts.task_id = ? AND si.is_available = 1 ORDER BY ts.position`);
   const insertActivation = db.prepare('INSERT INTO source_activations (task_id, activated_utc, sources) VALUES (?, ?, ?)');
+  const trimAcknowledged = db.prepare<[{ taskId: number; keep: number }]>(`
+    DELETE FROM source_changes WHERE task_id = @taskId AND acknowledged_utc IS NOT NULL AND id < (
+      SELECT min(id) FROM (SELECT id FROM source_changes WHERE task_id = @taskId AND acknowledged_utc IS NOT NULL
+                            ORDER BY id DESC LIMIT @keep))`);
+  const trimActivations = db.prepare<[{ taskId: number; keep: number }]>(`
+    DELETE FROM source_activations WHERE task_id = @taskId AND id < (
+      SELECT min(id) FROM (SELECT id FROM source_activations WHERE task_id = @taskId ORDER BY id DESC LIMIT @keep))`);
   const markSeen = db.prepare('INSERT OR IGNORE INTO source_replies_seen (source_item_id, reply_id) VALUES (?, ?)');
   const replyTarget = db.prepare<[{ sourceItemId: number; ref: string }], ReplyTarget>(`
     SELECT r.stage_id AS stageId, s.origin_task_id AS originTaskId, i.id AS incomingId
@@ -134,6 +144,15 @@ export function sourceStatements(db: Db) {
     }) => insertChange.run(change),
     availableFacts: (taskId: number) => availableFacts.all(taskId),
     insertActivation: (taskId: number, now: number, sources: string) => insertActivation.run(taskId, now, sources),
+    /**
+     * Keeps a task's history to what an agent can still act on: every unacknowledged change, and
+     * the newest HISTORY_KEPT acknowledged changes and activations. Every Task view carries the
+     * history, so a source that keeps changing would otherwise grow it without end.
+     */
+    trimHistory(taskId: number): void {
+      trimAcknowledged.run({ taskId, keep: HISTORY_KEPT });
+      trimActivations.run({ taskId, keep: HISTORY_KEPT });
+    },
     /** True the first time a reply is seen. */
     markReplySeen: (sourceItemId: number, replyId: string) => markSeen.run(sourceItemId, replyId).changes === 1,
     replyTarget: (sourceItemId: number, ref: string) => replyTarget.get({ sourceItemId, ref }),

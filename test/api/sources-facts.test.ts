@@ -326,3 +326,50 @@ t.test('SOURCES: the sourceMaxAgeMs option changes how long a refresh counts whe
     t.strictSame(await offered(h), [4, 1, 8, 3], 'tried again after 5 s');
   });
 });
+
+t.test('SOURCES: facts are kept within the API\'s bounds: title and business status 200 characters, description 20000', async (t) => {
+  const { h, stub } = await sourceWorld(t, {
+    items: { 'T-1': { title: `${'t'.repeat(199)}\u{1F600}tail`, description: 'd'.repeat(30_000), businessStatus: 's'.repeat(500) } },
+  });
+  await available(h);
+  const facts = (await readTask(h, 1)).externalContext[0].facts;
+  t.equal(facts.title, `${'t'.repeat(199)}\u{1F600}`, '200 code points, a surrogate pair kept whole');
+  t.equal(facts.description, 'd'.repeat(20_000));
+  t.equal(facts.businessStatus, 's'.repeat(200));
+  const version = workspaceVersion(h);
+  h.clock.advance(PAST_MAX_AGE_MS);
+  await available(h);
+  t.equal(stub.gets('T-1').length, 2);
+  t.strictSame((await readTask(h, 1)).externalChanges, [], 'the same long facts again are no change');
+  t.equal(workspaceVersion(h), version);
+});
+
+t.test('SOURCES: a task keeps every unacknowledged change but only the newest 100 acknowledged changes and 100 activations', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  await available(h);
+  const itemId = h.db.prepare("SELECT id FROM source_items WHERE item_id = 'T-1'").pluck().get() as number;
+  const facts = JSON.stringify({ title: 'Earlier', description: null, businessStatus: null });
+  const change = h.db.prepare(`INSERT INTO source_changes (task_id, source_item_id, kind, before_facts, after_facts, occurred_utc, received_utc, acknowledged_utc)
+    VALUES (1, ?, 'source', ?, ?, 0, 0, ?)`);
+  const activation = h.db.prepare("INSERT INTO source_activations (task_id, activated_utc, sources) VALUES (1, 0, '[]')");
+  h.db.transaction(() => {
+    for (let index = 0; index < 150; index += 1) {
+      change.run(itemId, facts, facts, index < 2 ? null : 1);
+      activation.run();
+    }
+  })();
+  const acknowledged = () => h.db.prepare('SELECT id FROM source_changes WHERE task_id = 1 AND acknowledged_utc IS NOT NULL ORDER BY id').pluck().all() as number[];
+  const before = acknowledged();
+
+  h.clock.advance(PAST_MAX_AGE_MS);
+  stub.setItem('T-1', { title: 'Tracker one, changed' });
+  await available(h);
+  t.strictSame(acknowledged(), before.slice(-100), 'the newest 100 acknowledged changes');
+  const open = h.db.prepare('SELECT count(*) FROM source_changes WHERE task_id = 1 AND acknowledged_utc IS NULL').pluck().get();
+  t.equal(open, 3, 'the two old unacknowledged ones and the new one: an agent must still see them');
+  t.equal(h.db.prepare('SELECT count(*) FROM source_activations WHERE task_id = 1').pluck().get(), 100, 'the newest 100 activations');
+  const task = await readTask(h, 1);
+  t.equal(task.externalChanges.length, 103);
+  t.equal(task.sourceActivations.at(-1)?.sources[0]?.title, 'Tracker one, changed', 'the new activation among them');
+  t.equal((await readTask(h, 3)).externalChanges.length, 0, 'another task\'s history is its own');
+});

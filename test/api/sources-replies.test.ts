@@ -167,7 +167,7 @@ t.test('SOURCES: a reply time with an offset is the instant it names; a bare or 
   ]);
 });
 
-t.test('SOURCES: a reply over 20000 characters is the response cut to 20000 code points; its reply change keeps it whole', async (t) => {
+t.test('SOURCES: a reply over 20000 characters is cut to 20000 code points, in the response and in its reply change', async (t) => {
   const { h, stub, ref, stageId } = await published(t);
   const long = `${'a'.repeat(19_999)}\u{1F600}\u{1F600}`;
   stub.addReply('T-1', { id: 'long', inReplyTo: ref, author: 'A', text: long });
@@ -178,7 +178,7 @@ t.test('SOURCES: a reply over 20000 characters is the response cut to 20000 code
   t.equal(detail.responseState, 'responded');
   t.equal(detail.response, `${'a'.repeat(19_999)}\u{1F600}`, '20000 code points, the pair kept whole');
   const task = await readTask(h, 1);
-  t.equal(task.externalChanges[0].response, long, 'the reply change holds all of it');
+  t.equal(task.externalChanges[0].response, detail.response, 'the reply change holds the same: a source cannot grow the history without bound');
   t.equal(task.responsesAwaitingEvaluation[0].response, detail.response);
   t.strictSame(h.errors, [], 'nothing failed');
 });
@@ -407,4 +407,33 @@ t.test('SOURCES: no response contains the provider\'s base URL, port, publicatio
     }
   }
   t.pass('scanned');
+});
+
+t.test('SOURCES: at most 100 new replies are recorded per refresh of an item; the rest come with the next ones', async (t) => {
+  const { h, stub, ref } = await published(t);
+  for (let index = 0; index < 150; index += 1) stub.addReply('T-1', { id: `r-${index}`, inReplyTo: ref, author: 'A', text: `reply ${index}` });
+  const replies = () => h.db.prepare("SELECT count(*) FROM source_changes WHERE kind = 'reply'").pluck().get();
+  h.clock.advance(PAST_MAX_AGE_MS);
+  t.equal((await h.call('GET', `${API}/tasks/waiting`)).status, 200);
+  t.equal(replies(), 100, 'the first refresh records 100');
+  // Answered now, the request owes no reply: the offer list refreshes the task's item.
+  h.clock.advance(PAST_MAX_AGE_MS);
+  t.equal((await h.call('GET', `${API}/tasks/available`)).status, 200);
+  t.equal(replies(), 150, 'the next one the other 50');
+  h.clock.advance(PAST_MAX_AGE_MS);
+  await h.call('GET', `${API}/tasks/available`);
+  t.equal(replies(), 150, 'and each only once');
+});
+
+t.test('SOURCES: a reply whose id or inReplyTo is over 1000 characters is skipped; its author is cut to 200', async (t) => {
+  const { h, stub, ref, stageId } = await published(t);
+  stub.addReply('T-1', { id: 'x'.repeat(1001), inReplyTo: ref, author: 'A', text: 'an id no one can keep' });
+  stub.addReply('T-1', { id: 'y', inReplyTo: `${ref}${'z'.repeat(1000)}`, author: 'A', text: 'answers nothing of ours' });
+  stub.addReply('T-1', { id: 'z', inReplyTo: ref, author: 'a'.repeat(300), text: 'kept' });
+  h.clock.advance(PAST_MAX_AGE_MS);
+  t.equal((await h.call('GET', `${API}/tasks/waiting`)).status, 200);
+  const changes = (await readTask(h, 1)).externalChanges;
+  t.strictSame(changes.map((change: { response: string }) => change.response), ['kept']);
+  t.equal(changes[0].author, 'a'.repeat(200));
+  t.equal((await humanRequest(h, stageId)).response, 'kept');
 });
