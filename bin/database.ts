@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { createNewPrivateFile, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
+import { dirname } from 'node:path';
+import { createNewPrivateFile, linkTarget, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
 import type { Db } from '../lib/store/open.js';
 import { CommandError, DEFAULT_DB, env, report } from './command-line.js';
 
@@ -68,7 +68,8 @@ function removeIfOnlyOurs(db: Db, file: string, claimedAt: number | undefined, i
  */
 export async function openDb(dbOption: string | undefined, mustExist = false): Promise<OpenedDb> {
   const path = dbOption ?? env('WTA_DB') ?? DEFAULT_DB;
-  const file = path === ':memory:' ? undefined : resolve(path);
+  // Through any symbolic links: the file SQLite will open is the one made (privately) and checked.
+  const file = path === ':memory:' ? undefined : linkTarget(path);
   const existed = file === undefined || existsSync(file);
   if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
   // The file gone but its write-ahead log still there: the file was removed or moved without it

@@ -1,6 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDb, withDb } from '../bin/database.js';
 import { closeDatabase } from '../bin/shutdown.js';
@@ -163,4 +163,25 @@ t.test('CLI DATABASE: closing says so when the write-ahead log cannot be folded 
   }
   t.strictSame(logged, [], 'nothing to say when the log was folded in');
   t.notOk(existsSync(`${quiet}-wal`), 'and the file alone holds everything');
+});
+
+t.test('CLI DATABASE: a --db that is a link to a file not made yet gets that file, private whatever the umask', async (t) => {
+  const previous = process.umask(0o022);
+  t.teardown(() => process.umask(previous));
+  const dir = t.testdir();
+  const link = join(dir, 'db.sqlite');
+  symlinkSync(join('data', 'real.sqlite'), link);
+  const opened = await openDb(link);
+  t.ok(opened.created, 'made, and so removed again if the command fails');
+  opened.db.close();
+  const target = join(dir, 'data', 'real.sqlite');
+  t.equal(statSync(target).mode & 0o777, 0o600, 'the file the link names, 0600');
+  t.equal(statSync(join(dir, 'data')).mode & 0o777, 0o700, 'its directory made 0700');
+  t.ok(lstatSync(link).isSymbolicLink(), 'the link stays a link');
+
+  // The library opens a path the same way.
+  const libraryLink = join(dir, 'library.sqlite');
+  symlinkSync('library-real.sqlite', libraryLink);
+  openDatabase(libraryLink).db.close();
+  t.equal(statSync(join(dir, 'library-real.sqlite')).mode & 0o777, 0o600);
 });

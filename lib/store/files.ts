@@ -1,5 +1,5 @@
-import { closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 /**
  * Creates the missing directories above a file, one level at a time: node's recursive
@@ -31,6 +31,27 @@ export function makeParents(directory: string): string | undefined {
     throw error;
   }
   return made[0];
+}
+
+/**
+ * The file a path names once symbolic links are followed, also when the last one points at a file
+ * that does not exist yet: SQLite follows them to open the database, so that file is the one to
+ * create privately (creating at the link itself fails, and SQLite would then make the target
+ * with the umask's mode). A loop of links is left to fail where the file is opened.
+ */
+export function linkTarget(file: string): string {
+  let current = resolve(file);
+  for (let hops = 0; hops < 40; hops += 1) {
+    let isLink: boolean;
+    try {
+      isLink = lstatSync(current).isSymbolicLink();
+    } catch {
+      return current;
+    }
+    if (!isLink) return current;
+    current = resolve(dirname(current), readlinkSync(current));
+  }
+  return current;
 }
 
 /**

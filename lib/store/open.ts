@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createPrivateFile, makeParents } from './files.js';
+import { createPrivateFile, linkTarget, makeParents } from './files.js';
 import { holdsServiceSchema, migrate } from './migrations.js';
 import { packageFile } from './package-files.js';
 
@@ -37,8 +37,9 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
   const owned = typeof db === 'string';
   // Like the command line's `./data/...`: a path in a directory that does not exist yet works.
   if (typeof db === 'string' && db !== ':memory:' && !db.startsWith('file:')) {
-    makeParents(dirname(resolve(db)));
-    createPrivateFile(db);
+    const file = linkTarget(db);
+    makeParents(dirname(file));
+    createPrivateFile(file);
   }
   const handle = typeof db === 'string' ? new Database(db) : db;
   if (prepared.has(handle)) return { db: handle, owned };
