@@ -8,20 +8,26 @@ import { seedDatabase } from './seed.js';
 import { stopOnSignals } from './shutdown.js';
 import { readTlsPair } from './tls.js';
 
-/** `--source` values, or `WTA_SOURCES` split at commas; `what` names the origin in messages. */
+/**
+ * `--source` values, or `WTA_SOURCES` split at commas; `what` names the origin in messages. The
+ * messages never repeat a value: a base URL may carry a password (a mistyped one, or one cut at a
+ * comma in it), and they go to the journal.
+ */
 function parseSources(specs: readonly string[], what = '--source'): Map<string, URL> {
   const sources = new Map<string, URL>();
-  for (const spec of specs) {
+  for (const [index, spec] of specs.entries()) {
     const at = spec.indexOf('=');
     const key = at === -1 ? '' : spec.slice(0, at);
     const base = at === -1 ? '' : spec.slice(at + 1);
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(key)) throw new UsageError(`${what} must be KEY=BASEURL, got "${spec}"`);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(key)) {
+      throw new UsageError(`${what} must be KEY=BASEURL (KEY of letters, digits, . _ -); ${specs.length > 1 ? `entry ${index + 1} is not` : 'it is not'}`);
+    }
     if (sources.has(key)) throw new UsageError(`${what} ${key} given twice`);
     let url: URL;
     try {
       url = new URL(base);
     } catch {
-      throw new UsageError(`${what} ${key}: "${base}" is not an absolute URL`);
+      throw new UsageError(`${what} ${key}: the base URL is not an absolute URL`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${what} ${key}: the base URL must be http or https`);
     sources.set(key, url);

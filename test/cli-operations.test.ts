@@ -409,7 +409,14 @@ t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment
   tt.match(badDemo.stderr, /WTA_DEMO must be 1, true or yes, or 0, false or no, got "maybe"/);
   const badSources = await run(['serve'], { WTA_SOURCES: 'tracker' });
   tt.equal(badSources.code, 2);
-  tt.match(badSources.stderr, /WTA_SOURCES must be KEY=BASEURL, got "tracker"/);
+  tt.match(badSources.stderr, /WTA_SOURCES must be KEY=BASEURL \(KEY of letters, digits, \. _ -\); it is not/);
+  // A password with a comma in it, as an operator might type it: no part of it reaches the journal.
+  for (const sources of ['tracker=https://svc:s3c,r3t@tracker.example/items/', 'tracker=https://svc:s3cr3t@tracker example/items/', 'https://svc:s3cr3t@tracker.example/items/']) {
+    const leaky = await run(['serve'], { WTA_SOURCES: sources });
+    tt.equal(leaky.code, 2, sources);
+    tt.notMatch(`${leaky.stdout}${leaky.stderr}`, /s3c|r3t/, 'the value is not repeated');
+    tt.match(leaky.stderr, /WTA_SOURCES (tracker: the base URL is not an absolute URL|must be KEY=BASEURL .*; it is not)/);
+  }
   const badPort = await run(['serve'], { WTA_PORT: 'eighty' });
   tt.equal(badPort.code, 2);
   tt.match(badPort.stderr, /WTA_PORT must be an integer/, 'names the variable, not the flag it stands in for');
