@@ -19,7 +19,12 @@ const URL_PATH = /^(?!.*\/\.\.?(?:\/|$))[!$-;=@-[\]-_a-z|~]*$/;
 /** Checks and normalises a mount prefix (`/app/` becomes `/app`, `''` mounts at the root). */
 function normalisePrefix(prefix: unknown, caller: string): string {
   if (prefix !== undefined && typeof prefix !== 'string') throw new TypeError(`${caller}: options.prefix must be a string starting with "/"`);
-  const normalised = (prefix ?? '').replace(/\/+$/, '');
+  // Trailing slashes counted off, not matched by /\/+$/: that regex is quadratic on a long run of
+  // slashes that does not end the string.
+  const given = prefix ?? '';
+  let end = given.length;
+  while (end > 0 && given.charCodeAt(end - 1) === 0x2f) end -= 1;
+  const normalised = given.slice(0, end);
   if (normalised !== '' && !normalised.startsWith('/')) throw new TypeError(`${caller}: options.prefix must start with "/"`);
   // It is compared with the path as sent, so a character a client must percent-encode (a space,
   // a non-ASCII letter) or one that ends the path (? #) could never match.
