@@ -6,6 +6,7 @@ import type { OrganisationStatements } from '../store/organisations.js';
 import type { SourceItemRow, SourceStatements } from '../store/sources.js';
 import { parseInstant } from '../time/london.js';
 import { describeFailure, parseSnapshot, type SourceProvider, type SourceSnapshot } from './provider.js';
+import { CallGate } from './gate.js';
 import { withDeadline } from './timeout.js';
 import type { Clock } from '../time/clock.js';
 
@@ -14,6 +15,12 @@ import type { Clock } from '../time/clock.js';
  * the rest are recorded by the next refreshes, as they are not yet marked seen.
  */
 export const MAX_NEW_REPLIES_PER_REFRESH = 100;
+
+/**
+ * Refreshes under way at once per provider. Those waiting for a slot count against their deadline:
+ * an item that cannot be asked in time fails like one that did not answer in time.
+ */
+export const REFRESHES_AT_ONCE = 16;
 
 export interface RefreshOptions {
   readonly db: Db;
@@ -54,14 +61,23 @@ const factsOf = (facts: { title: string; description: string | null; businessSta
 });
 
 /**
- * Refreshes linked source items (contract 9): providers are called concurrently and outside any
- * transaction, each under a deadline; the results are then applied in one transaction that records
+ * Refreshes linked source items (contract 9): providers are called concurrently (up to
+ * REFRESHES_AT_ONCE per provider) and outside any transaction, each under a deadline; the results are then applied in one transaction that records
  * changed facts, new replies and activations, and bumps the workspace version when it recorded
  * anything. Concurrent refreshes of the same item share one provider call.
  */
 export function sourceRefresher(options: RefreshOptions) {
   const { db, sources, organisations, providers } = options;
   const inFlight = new Map<number, Promise<SourceSnapshot | null>>();
+  const gates = new Map<string, CallGate>();
+  const gateOf = (providerKey: string): CallGate => {
+    let gate = gates.get(providerKey);
+    if (gate === undefined) {
+      gate = new CallGate(REFRESHES_AT_ONCE);
+      gates.set(providerKey, gate);
+    }
+    return gate;
+  };
 
   /**
    * The provider's answer as a snapshot, or null for a failure. Reading the answer is part of the
@@ -70,7 +86,10 @@ export function sourceRefresher(options: RefreshOptions) {
   async function readSnapshot(provider: SourceProvider, item: SourceItemRow): Promise<SourceSnapshot | null> {
     let snapshot: SourceSnapshot | null;
     try {
-      snapshot = parseSnapshot(await withDeadline((signal) => provider.refresh(item.itemId, signal), options.timeoutMs, options.clock, options.stop));
+      const gate = gateOf(item.providerKey);
+      snapshot = parseSnapshot(await withDeadline(
+        (signal) => gate.run(signal, () => provider.refresh(item.itemId, signal)), options.timeoutMs, options.clock, options.stop,
+      ));
     } catch (error) {
       // Cut short by close(): the source did not fail, and nothing of it is recorded.
       if (options.stop.aborted) return null;
