@@ -1,3 +1,5 @@
+const GAVE_UP = 'given up before a slot was free (its deadline passed, or the service was closed)';
+
 /**
  * At most `limit` calls under way at once; the others wait their turn, first come first served.
  * An offer list can find thousands of stale items at once, and without a gate each would be a
@@ -40,7 +42,7 @@ export class CallGate {
         result.then(resolve, reject).finally(free);
       };
       if (signal.aborted) {
-        reject(signal.reason);
+        reject(new Error(GAVE_UP));
         return;
       }
       // Not ahead of calls already waiting for the slot a pump is about to give them.
@@ -55,7 +57,7 @@ export class CallGate {
       const giveUp = (): void => {
         const index = this.#waiting.indexOf(waiting);
         if (index !== -1) this.#waiting.splice(index, 1);
-        reject(signal.reason);
+        reject(new Error(GAVE_UP));
       };
       signal.addEventListener('abort', giveUp, { once: true });
       this.#waiting.push(waiting);
