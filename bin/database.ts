@@ -75,7 +75,7 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   // The file gone but its write-ahead log still there: the file was removed or moved without it
   // (the log holds its latest writes). SQLite would start a new database and empty the log.
   if (file !== undefined && !existed && nonEmpty(`${file}-wal`)) {
-    throw new CommandError(`no database at ${path}, but ${path}-wal is there: the database file was removed or moved without its write-ahead log, which holds its latest writes. Put the file back beside it, or move the -wal away if no database of yours needs it, then run this again`);
+    throw new CommandError(`no database at ${path}, but ${file}-wal is there: the database file was removed or moved without its write-ahead log, which holds its latest writes. Put the file back beside it, or move the -wal away if no database of yours needs it, then run this again`);
   }
   const { databaseFileCheck, fileHoldsServiceSchema, openConnection, openDatabase } = await import('../lib/store/open.js');
   // Managing clients of a file that is not yet the service's (a mistyped --db that hit another

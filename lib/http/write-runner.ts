@@ -132,7 +132,8 @@ export function mutationRunner(deps: MutationDependencies) {
     const { principal, operation, now } = request;
     const key = idempotencyKey(request.headers.get('idempotency-key'), operation.idempotencyKey);
     const fingerprint = `${request.method} ${request.path}\n${request.canonicalBody}`;
-    const digest = fingerprintDigest(fingerprint);
+    // Only a keyed write keeps (or looks up) a receipt.
+    const digest = key === null ? '' : fingerprintDigest(fingerprint);
     const organisationId = principal.organisationId;
 
     receipts.purgeExpired(now);

@@ -82,7 +82,7 @@ const optionalText = (value: unknown): string | null => (typeof value === 'strin
  * The first `max` characters (code points, as every text bound of the API counts them), never
  * cutting a surrogate pair.
  */
-export function firstCharacters(value: string, max: number): string {
+function firstCharacters(value: string, max: number): string {
   if (value.length <= max) return value;
   let units = 0;
   let count = 0;

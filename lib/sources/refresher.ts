@@ -62,9 +62,10 @@ const factsOf = (facts: { title: string; description: string | null; businessSta
 
 /**
  * Refreshes linked source items (contract 9): providers are called concurrently (up to
- * REFRESHES_AT_ONCE per provider) and outside any transaction, each under a deadline; the results are then applied in one transaction that records
- * changed facts, new replies and activations, and bumps the workspace version when it recorded
- * anything. Concurrent refreshes of the same item share one provider call.
+ * REFRESHES_AT_ONCE per provider) and outside any transaction, each under a deadline; the results
+ * are then applied in one transaction that records changed facts, new replies and activations,
+ * and bumps the workspace version when it recorded anything. Concurrent refreshes of the same
+ * item share one provider call.
  */
 export function sourceRefresher(options: RefreshOptions) {
   const { db, sources, organisations, providers } = options;
