@@ -28,7 +28,7 @@ interface World {
 }
 
 /** One organisation: agents Ada and Bob, human Grace (default calendars), a project per priority. */
-function world(tasks: Record<string, unknown>[]): World {
+function world(tasks: Record<string, unknown>[], maxCachedPlacements?: number): World {
   const db = new Database(':memory:');
   loadFixture(db, {
     organisations: [{ id: 1, name: 'Acme' }],
@@ -45,7 +45,10 @@ function world(tasks: Record<string, unknown>[]): World {
     ],
     tasks,
   }, { now: NOW });
-  const planner = createPlanner({ inputs: planInputStatements(db), calendars: calendarStatements(db), organisations: organisationStatements(db) });
+  const planner = createPlanner({
+    inputs: planInputStatements(db), calendars: calendarStatements(db), organisations: organisationStatements(db),
+    ...(maxCachedPlacements === undefined ? {} : { maxCachedPlacements }),
+  });
   return { db, planner, plan: (resourceId, now = NOW) => planner.planFor(1, resourceId, now) };
 }
 
@@ -219,4 +222,23 @@ t.test('PLANNER: a plan is recomputed, even under a minute old, once a started t
   t.notOk(later.placements.has(1), 'nothing remains: no longer planned');
   t.ok(later.placements.has(2));
   t.equal(later.validUntil, NOW + 10_000 + PLAN_MAX_AGE_MS, 'no started task left: kept the full minute');
+});
+
+t.test('PLANNER: cached plans hold at most so many placements together; the oldest go first, and a plan larger than that is not kept', async (t) => {
+  const tasks = [1, 2, 3].flatMap((n) => [
+    { id: n, projectId: 2, title: `Ada ${n}`, sequence: n, estimatedMinutes: 30, assignees: [{ staffMemberId: ADA }] },
+    { id: 10 + n, projectId: 2, title: `Bob ${n}`, sequence: n, estimatedMinutes: 30, assignees: [{ staffMemberId: BOB }] },
+  ]);
+  const w = world(tasks, 5);
+  const ada = w.plan(ADA);
+  t.equal(ada.placements.size, 3);
+  t.equal(w.plan(ADA), ada, 'kept: 3 placements of 5');
+  const bob = w.plan(BOB);
+  t.equal(w.plan(BOB), bob, "Bob's plan is kept");
+  t.not(w.plan(ADA), ada, "Ada's, the oldest, made room for it (3 + 3 > 5): planned again");
+
+  const tight = world(tasks, 2);
+  const first = tight.plan(ADA);
+  t.not(tight.plan(ADA), first, 'a plan of 3 placements is never kept under a bound of 2');
+  t.strictSame([...tight.plan(ADA).placements.keys()], [...first.placements.keys()], 'and is the same plan each time');
 });

@@ -8,6 +8,11 @@ import { assigneeRemaining, elapsedSinceUntilChange, elapsedUntilChange, incomin
 /** How long a plan may be reused at the same workspace version while time moves on. */
 export const PLAN_MAX_AGE_MS = 60_000;
 const MAX_CACHED_PLANS = 4096;
+/**
+ * Placements held by all cached plans together (about 100 bytes each): the count of plans alone
+ * would let 4,096 resources with a long backlog each hold gigabytes.
+ */
+export const MAX_CACHED_PLACEMENTS = 1_000_000;
 
 /** A resource's plan and the instant before which it stays the current one. */
 export interface CurrentPlan extends ResourcePlan {
@@ -28,6 +33,8 @@ export interface PlannerDependencies {
   readonly inputs: PlanInputStatements;
   readonly calendars: CalendarStatements;
   readonly organisations: OrganisationStatements;
+  /** The cache's bound in placements (MAX_CACHED_PLACEMENTS unless given: tests give less). */
+  readonly maxCachedPlacements?: number;
 }
 
 const instantOrZero = (local: string | null): number => (local === null ? 0 : localToEpochMs(local));
@@ -39,6 +46,14 @@ const instantOrZero = (local: string | null): number => (local === null ? 0 : lo
  */
 export function createPlanner(deps: PlannerDependencies) {
   const cache = new Map<number, CachedPlan>();
+  const maxPlacements = deps.maxCachedPlacements ?? MAX_CACHED_PLACEMENTS;
+  let placements = 0;
+  const forget = (resourceId: number): void => {
+    const cached = cache.get(resourceId);
+    if (cached === undefined) return;
+    cache.delete(resourceId);
+    placements -= cached.plan.placements.size;
+  };
 
   function compute(resourceId: number, now: number): CurrentPlan {
     const calendar = deps.calendars.calendarOf(resourceId);
@@ -78,12 +93,16 @@ export function createPlanner(deps: PlannerDependencies) {
         return cached.plan;
       }
       const plan = compute(resourceId, now);
-      cache.delete(resourceId);
-      if (cache.size >= MAX_CACHED_PLANS) {
-        const oldest = cache.keys().next();
-        if (oldest.done !== true) cache.delete(oldest.value);
+      forget(resourceId);
+      // Oldest first, until the new plan fits; one larger than the whole budget is not kept.
+      for (const oldest of cache.keys()) {
+        if (cache.size < MAX_CACHED_PLANS && placements + plan.placements.size <= maxPlacements) break;
+        forget(oldest);
       }
-      cache.set(resourceId, { version, plan });
+      if (plan.placements.size <= maxPlacements) {
+        cache.set(resourceId, { version, plan });
+        placements += plan.placements.size;
+      }
       return plan;
     },
   };
