@@ -1,6 +1,7 @@
 /**
- * Planning cost (issue 4): the plan of one resource with 1,000 and with 20,000 open tasks, and reads and writes in
- * a 100,000-task organisation of 1,000 resources against a small one. Run: `npm run bench:plan`.
+ * Planning cost (issue 4): the plan of one resource with 1,000 and with 20,000 open tasks, and
+ * reads and writes in a 100,000-task organisation of 1,000 resources against a small one. Run:
+ * `npm run bench:plan`.
  * Figures go to stdout and to bench/results/plan.json.
  */
 import Database from 'better-sqlite3';

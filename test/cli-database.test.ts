@@ -124,6 +124,19 @@ t.test('CLI DATABASE: a database file gone while its -wal is still there is refu
   opened.db.close();
 });
 
+/** What `action` writes to stderr (the CLI's log), kept from the test's own output. */
+function loggedWhile(action: () => void): string[] {
+  const logged: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((line: string) => logged.push(line) > 0) as typeof process.stderr.write;
+  try {
+    action();
+  } finally {
+    process.stderr.write = write;
+  }
+  return logged;
+}
+
 t.test('CLI DATABASE: closing says so when the write-ahead log cannot be folded into the file, and nothing is lost', async (t) => {
   const path = join(t.testdir(), 'db.sqlite');
   const { db } = openDatabase(path);
@@ -134,14 +147,7 @@ t.test('CLI DATABASE: closing says so when the write-ahead log cannot be folded 
   reader.prepare('SELECT count(*) FROM tasks').get();
   db.prepare("UPDATE tasks SET title = 'after the reader began' WHERE id = 1").run();
 
-  const logged: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((line: string) => logged.push(line) > 0) as typeof process.stderr.write;
-  try {
-    closeDatabase(db);
-  } finally {
-    process.stderr.write = write;
-  }
+  const logged = loggedWhile(() => closeDatabase(db));
   t.notOk(db.open, 'closed all the same');
   t.equal(logged.length, 1);
   t.match(JSON.parse(logged[0] as string), { level: 'error', message: /could not be folded into the database file .* keep the two together/, file: path });
@@ -154,14 +160,7 @@ t.test('CLI DATABASE: closing says so when the write-ahead log cannot be folded 
   const quiet = join(t.testdir(), 'quiet.sqlite');
   const alone = openDatabase(quiet).db;
   loadFixture(alone, baseFixture(), { now: NOW });
-  logged.length = 0;
-  process.stderr.write = ((line: string) => logged.push(line) > 0) as typeof process.stderr.write;
-  try {
-    closeDatabase(alone);
-  } finally {
-    process.stderr.write = write;
-  }
-  t.strictSame(logged, [], 'nothing to say when the log was folded in');
+  t.strictSame(loggedWhile(() => closeDatabase(alone)), [], 'nothing to say when the log was folded in');
   t.notOk(existsSync(`${quiet}-wal`), 'and the file alone holds everything');
 });
 
