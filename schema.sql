@@ -107,7 +107,42 @@ CREATE TABLE IF NOT EXISTS task_assignments (
   estimated_minutes INTEGER CHECK (estimated_minutes IS NULL OR estimated_minutes BETWEEN 0 AND 1000000),
   PRIMARY KEY (task_id, staff_id)
 ) WITHOUT ROWID;
+-- No list walks it (they start from open_assignments); it serves the foreign key from staff.
 CREATE INDEX IF NOT EXISTS task_assignments_by_staff ON task_assignments (staff_id, task_id);
+
+-- The assignments of tasks that are not Done, kept by the triggers below, never written directly.
+-- The offer, the waiting list and the plan start from here, so the tasks a resource has finished
+-- (an agent's whole history) cost them nothing.
+CREATE TABLE IF NOT EXISTS open_assignments (
+  staff_id INTEGER NOT NULL,
+  task_id  INTEGER NOT NULL,
+  PRIMARY KEY (staff_id, task_id)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS open_assignments_assign AFTER INSERT ON task_assignments
+  WHEN (SELECT status FROM tasks WHERE id = NEW.task_id) <> 'Done'
+  BEGIN INSERT OR IGNORE INTO open_assignments (staff_id, task_id) VALUES (NEW.staff_id, NEW.task_id); END;
+-- Also on the cascade from a deleted task.
+CREATE TRIGGER IF NOT EXISTS open_assignments_unassign AFTER DELETE ON task_assignments
+  BEGIN DELETE FROM open_assignments WHERE staff_id = OLD.staff_id AND task_id = OLD.task_id; END;
+CREATE TRIGGER IF NOT EXISTS open_assignments_reassign AFTER UPDATE OF task_id, staff_id ON task_assignments
+  BEGIN
+    DELETE FROM open_assignments WHERE staff_id = OLD.staff_id AND task_id = OLD.task_id;
+    INSERT OR IGNORE INTO open_assignments (staff_id, task_id)
+      SELECT NEW.staff_id, NEW.task_id WHERE (SELECT status FROM tasks WHERE id = NEW.task_id) <> 'Done';
+  END;
+-- Through task_assignments' key, so finding a task's rows here needs no index of its own.
+CREATE TRIGGER IF NOT EXISTS open_assignments_finish AFTER UPDATE OF status ON tasks
+  WHEN NEW.status = 'Done' AND OLD.status <> 'Done'
+  BEGIN
+    DELETE FROM open_assignments
+     WHERE task_id = NEW.id AND staff_id IN (SELECT staff_id FROM task_assignments WHERE task_id = NEW.id);
+  END;
+CREATE TRIGGER IF NOT EXISTS open_assignments_reopen AFTER UPDATE OF status ON tasks
+  WHEN OLD.status = 'Done' AND NEW.status <> 'Done'
+  BEGIN
+    INSERT OR IGNORE INTO open_assignments (staff_id, task_id)
+      SELECT staff_id, task_id FROM task_assignments WHERE task_id = NEW.id;
+  END;
 
 CREATE TABLE IF NOT EXISTS task_dependencies (
   task_id         INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,

@@ -1,5 +1,6 @@
 /**
- * Planning cost (issue 4): the plan of one resource with 1,000 and with 20,000 open tasks, and
+ * Planning cost (issue 4): the plan of one resource with 1,000 and with 20,000 open tasks, of one
+ * with 1,000 open tasks and 99,000 finished ones, and
  * reads and writes in a 100,000-task organisation of 1,000 resources against a small one. Run:
  * `npm run bench:plan`.
  * Figures go to stdout and to bench/results/plan.json.
@@ -101,6 +102,13 @@ async function main() {
   const backlog = world(1, 20_000);
   results['resourceWith20000Tasks'] = { planMs: planCost(backlog, 2), ...(await requestCosts(backlog, backlog.generated, 10)) };
 
+  // A long-lived agent: 1,000 open tasks and the 99,000 it has finished. Finished tasks are out
+  // of every list and plan, so they should cost nothing there.
+  const history = world(1, 100_000);
+  const openIds = (history.generated.taskIds[0] as number[]).slice(0, 1000);
+  history.db.prepare("UPDATE tasks SET status = 'Done', completed_at_local = '2026-01-05T10:00:00' WHERE id > ?").run(openIds.at(-1) as number);
+  results['resourceWith99000DoneTasks'] = { planMs: planCost(history, 2), ...(await requestCosts(history, history.generated)) };
+
   const small = world(10, 100);
   results['smallOrganisation'] = { tasks: 1000, resources: 10, planMs: planCost(small, 2), ...(await requestCosts(small, small.generated)) };
 
@@ -113,7 +121,7 @@ async function main() {
   };
 
   const round = (value: unknown) => (typeof value === 'number' ? Number(value.toFixed(3)) : value);
-  const rows = ['resourceWith1000Tasks', 'resourceWith20000Tasks', 'smallOrganisation', 'largeOrganisation'].map((name) => {
+  const rows = ['resourceWith1000Tasks', 'resourceWith20000Tasks', 'resourceWith99000DoneTasks', 'smallOrganisation', 'largeOrganisation'].map((name) => {
     const entry = results[name] as Record<string, unknown>;
     return { scenario: name, ...Object.fromEntries(Object.entries(entry).map(([key, value]) => [key, round(value)])) };
   });

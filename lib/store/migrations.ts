@@ -18,6 +18,14 @@ const MIGRATIONS: readonly { readonly version: number; readonly apply: (db: Db) 
     version: 3,
     apply: (db) => db.exec('DROP INDEX IF EXISTS source_publications_by_ref'),
   },
+  {
+    // open_assignments (new in schema.sql, kept by triggers from here on) starts with the
+    // assignments of every task not yet Done.
+    version: 4,
+    apply: (db) => db.exec(`
+      INSERT OR IGNORE INTO open_assignments (staff_id, task_id)
+        SELECT a.staff_id, a.task_id FROM task_assignments a JOIN tasks t ON t.id = a.task_id WHERE t.status <> 'Done'`),
+  },
 ];
 
 /** Idempotent, because schema.sql may just have created the table with the column already. */

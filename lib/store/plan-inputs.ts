@@ -29,13 +29,14 @@ export function planInputStatements(db: Db) {
   const tasks = db.prepare<[number], PlanTaskRow>(`
     SELECT t.id, t.status, t.estimated_minutes AS estimatedMinutes, t.resource_mode AS resourceMode,
            t.started_at_local AS startedAt, t.earliest_start_local AS earliestStart,
-           t.release_date_local AS releaseDate, mine.estimated_minutes AS ownEstimate,
+           t.release_date_local AS releaseDate,
+           (SELECT a.estimated_minutes FROM task_assignments a WHERE a.task_id = t.id AND a.staff_id = mine.staff_id) AS ownEstimate,
            (SELECT count(*) FROM task_assignments a WHERE a.task_id = t.id) AS assigneeCount,
            ${BLOCKED_CONDITION} AS blocked
-      FROM task_assignments mine
+      FROM open_assignments mine
       JOIN tasks t ON t.id = mine.task_id
       JOIN projects p ON p.id = t.project_id
-     WHERE mine.staff_id = ? AND t.status <> 'Done'
+     WHERE mine.staff_id = ?
      ORDER BY p.priority, p.id, t.sequence, t.id`);
   const accepted = db.prepare<[number], AcceptedIncomingRow>(`
     SELECT id, lifecycle, planned_start_local AS plannedStart, actual_start_utc AS actualStartUtc,

@@ -97,15 +97,15 @@ t.test('SCHEMA: a newer release that migrates the file while this one waits for 
   v2.pragma('user_version = 2');
   v2.close();
   // The newer release, in a process of its own: it takes the write lock, and once told that this
-  // release is opening the file, migrates it to version 4 and lets go.
+  // release is opening the file, migrates it to the version after this release's and lets go.
   const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
   const newer = spawn(process.execPath, ['-e', `
     const db = new (require(${JSON.stringify(betterSqlite)}))(${JSON.stringify(path)});
     db.exec('BEGIN IMMEDIATE');
     process.stdout.write('locked\\n');
     process.stdin.once('data', () => setTimeout(() => {
-      db.exec('ALTER TABLE notes ADD COLUMN v4_thing TEXT');
-      db.pragma('user_version = 4');
+      db.exec('ALTER TABLE notes ADD COLUMN newer_thing TEXT');
+      db.pragma('user_version = ${SCHEMA_VERSION + 1}');
       db.exec('COMMIT');
       db.close();
     }, 200));
@@ -114,11 +114,11 @@ t.test('SCHEMA: a newer release that migrates the file while this one waits for 
   await once(newer.stdout, 'data');
   newer.stdin.end('go\n');
   // Reads version 2 at once, then waits (busy timeout) for the lock the newer release holds.
-  t.throws(() => openDatabase(new Database(path)), { message: /schema version 4, newer than this release's/ });
+  t.throws(() => openDatabase(new Database(path)), { message: `worker-task-api: the database has schema version ${SCHEMA_VERSION + 1}, newer than this release's ${SCHEMA_VERSION}; run a newer worker-task-api on it` });
   await once(newer, 'exit');
   const after = new Database(path, { readonly: true });
   t.teardown(() => after.close());
-  t.equal(after.pragma('user_version', { simple: true }), 4, 'the newer release\'s version stands');
+  t.equal(after.pragma('user_version', { simple: true }), SCHEMA_VERSION + 1, 'the newer release\'s version stands');
 });
 
 t.test('SCHEMA: a database from before versioning (version 0, tables present) is brought up to date', async (t) => {
@@ -172,4 +172,29 @@ t.test('SCHEMA: a database with only tables of other names gets the schema besid
   t.equal(version(db), SCHEMA_VERSION);
   t.ok(columns(db, 'tasks').includes('organisation_id'));
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+});
+
+t.test('SCHEMA: a version-3 database gets open_assignments filled with the assignments of tasks not Done, kept from then on', async (t) => {
+  const path = join(t.testdir(), 'v3.sqlite');
+  const v3 = openDatabase(new Database(path)).db;
+  // As version 3 had it: no open_assignments and none of its triggers.
+  for (const trigger of v3.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'open_assignments_%'").pluck().all() as string[]) {
+    v3.exec(`DROP TRIGGER ${trigger}`);
+  }
+  v3.exec(`DROP TABLE open_assignments;
+    INSERT INTO organisations (id, name) VALUES (1, 'Acme');
+    INSERT INTO projects (id, organisation_id, name) VALUES (1, 1, 'P');
+    INSERT INTO staff (id, organisation_id, name, kind) VALUES (1, 1, 'A', 'agent'), (2, 1, 'B', 'agent');
+    INSERT INTO stages (id, kind) VALUES (10, 'task'), (11, 'task'), (12, 'task');
+    INSERT INTO tasks (id, organisation_id, project_id, title, status) VALUES (10, 1, 1, 'a', 'Ready'), (11, 1, 1, 'b', 'Done'), (12, 1, 1, 'c', 'InProgress');
+    INSERT INTO task_assignments (task_id, staff_id) VALUES (10, 1), (10, 2), (11, 1), (12, 2);`);
+  v3.pragma('user_version = 3');
+  v3.close();
+  const { db } = openDatabase(new Database(path));
+  t.teardown(() => db.close());
+  t.equal(version(db), SCHEMA_VERSION);
+  const open = () => db.prepare('SELECT staff_id AS staff, task_id AS task FROM open_assignments ORDER BY staff, task').all();
+  t.strictSame(open(), [{ staff: 1, task: 10 }, { staff: 2, task: 10 }, { staff: 2, task: 12 }], 'the Done task left out');
+  db.prepare("UPDATE tasks SET status = 'Done' WHERE id = 12").run();
+  t.strictSame(open(), [{ staff: 1, task: 10 }, { staff: 2, task: 10 }], 'the triggers keep it from then on');
 });

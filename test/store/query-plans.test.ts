@@ -34,7 +34,7 @@ function planOf(db: Database.Database, sql: string): string[] {
 }
 
 const GROWING_TABLES = [
-  'tasks', 'task_assignments', 'task_dependencies', 'actual_intervals', 'notes', 'claims', 'idempotency_receipts',
+  'tasks', 'task_assignments', 'open_assignments', 'task_dependencies', 'actual_intervals', 'notes', 'claims', 'idempotency_receipts',
   'assistance_stages', 'incoming_items', 'stages', 'source_items', 'task_sources', 'source_changes', 'source_activations', 'source_publications',
 ];
 
@@ -57,4 +57,17 @@ t.test('QUERY PLANS: GET /incoming without includeAccepted reaches the floating 
   t.equal(floating.length, 2, 'one statement for each list');
   const plans = floating.map((sql) => planOf(db, sql)[0]);
   t.ok(plans.includes('SEARCH i USING INDEX incoming_by_recipient (recipient_id=? AND lifecycle=?)'), plans.join(' | '));
+});
+
+t.test('QUERY PLANS: the offer, the waiting list, the plan and the reply poll walk only the assignments of tasks not Done', async (t) => {
+  const { db, texts } = preparedStatements();
+  const plans = texts.map((sql) => ({ sql, plan: planOf(db, sql) }));
+  const byStaff = plans.filter(({ plan }) => plan.some((line) => /USING (COVERING )?(PRIMARY KEY|INDEX \w+) \(staff_id=\?\)$/.test(line) && /^SEARCH (mine|a) /.test(line)));
+  t.equal(byStaff.length, 3, 'the offer/waiting candidates, the plan inputs and the items awaiting replies');
+  for (const { sql, plan } of byStaff) {
+    t.match(plan[0], /^SEARCH (mine|a) USING PRIMARY KEY \(staff_id=\?\)$/, sql.slice(0, 80));
+    t.match(sql, /FROM open_assignments (mine|a)\b/);
+  }
+  t.strictSame(plans.filter(({ plan }) => plan.some((line) => line.includes('task_assignments_by_staff'))).map(({ sql }) => sql.slice(0, 80)), [],
+    'no statement walks every assignment of a staff member, finished tasks included');
 });

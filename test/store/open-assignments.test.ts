@@ -1,0 +1,120 @@
+import fc from 'fast-check';
+import Database from 'better-sqlite3';
+import t from 'tap';
+import { openDatabase } from '../../lib/store/open.js';
+
+/**
+ * open_assignments is kept by triggers only. Whatever happens to tasks and assignments, through
+ * the service or any SQL on the file, it must hold exactly the assignments of tasks not Done.
+ */
+
+const STAFF = [1, 2, 3];
+const TASKS = [10, 11, 12, 13];
+const STATUSES = ['Ready', 'InProgress', 'Done'] as const;
+
+type Step =
+  | { kind: 'createTask'; task: number; status: (typeof STATUSES)[number] }
+  | { kind: 'setStatus'; task: number; status: (typeof STATUSES)[number] }
+  | { kind: 'assign'; task: number; staff: number }
+  | { kind: 'unassign'; task: number; staff: number }
+  | { kind: 'moveAssignment'; task: number; staff: number; toTask: number; toStaff: number }
+  | { kind: 'deleteTask'; task: number };
+
+const task = fc.constantFrom(...TASKS);
+const staff = fc.constantFrom(...STAFF);
+const status = fc.constantFrom(...STATUSES);
+// Weighted so that assignments pile up and get moved before their tasks are deleted.
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('createTask' as const), task, status }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('setStatus' as const), task, status }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('assign' as const), task, staff }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('unassign' as const), task, staff }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('moveAssignment' as const), task, staff, toTask: task, toStaff: staff }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteTask' as const), task }) },
+);
+
+function emptyOrganisation(): Database.Database {
+  const { db } = openDatabase(new Database(':memory:'));
+  db.exec(`INSERT INTO organisations (id, name) VALUES (1, 'Acme');
+    INSERT INTO projects (id, organisation_id, name) VALUES (1, 1, 'P');
+    INSERT INTO staff (id, organisation_id, name, kind) VALUES (1, 1, 'A', 'agent'), (2, 1, 'B', 'agent'), (3, 1, 'C', 'human');`);
+  return db;
+}
+
+/** Runs a step as plain SQL; a step the schema refuses (a duplicate, a missing task) changes nothing. */
+function apply(db: Database.Database, action: Step): void {
+  const run = (sql: string, ...values: unknown[]) => {
+    try {
+      db.prepare(sql).run(...values);
+    } catch (error) {
+      if (!(error instanceof Database.SqliteError)) throw error;
+    }
+  };
+  switch (action.kind) {
+    case 'createTask':
+      run("INSERT INTO stages (id, kind) VALUES (?, 'task')", action.task);
+      run('INSERT INTO tasks (id, organisation_id, project_id, title, status) VALUES (?, 1, 1, ?, ?)', action.task, 'T', action.status);
+      return;
+    case 'setStatus':
+      return run('UPDATE tasks SET status = ? WHERE id = ?', action.status, action.task);
+    case 'assign':
+      return run('INSERT INTO task_assignments (task_id, staff_id) VALUES (?, ?)', action.task, action.staff);
+    case 'unassign':
+      return run('DELETE FROM task_assignments WHERE task_id = ? AND staff_id = ?', action.task, action.staff);
+    case 'moveAssignment':
+      return run('UPDATE task_assignments SET task_id = ?, staff_id = ? WHERE task_id = ? AND staff_id = ?', action.toTask, action.toStaff, action.task, action.staff);
+    case 'deleteTask':
+      return run('DELETE FROM tasks WHERE id = ?', action.task);
+  }
+}
+
+const kept = (db: Database.Database) =>
+  db.prepare('SELECT staff_id, task_id FROM open_assignments ORDER BY staff_id, task_id').all();
+const derived = (db: Database.Database) =>
+  db.prepare(`SELECT a.staff_id, a.task_id FROM task_assignments a JOIN tasks t ON t.id = a.task_id
+    WHERE t.status <> 'Done' ORDER BY a.staff_id, a.task_id`).all();
+
+t.test('OPEN ASSIGNMENTS: after any sequence of task and assignment changes, they are exactly the assignments of tasks not Done', async (t) => {
+  let checked = 0;
+  fc.assert(
+    // Every task exists at the start, so most steps find something to change.
+    fc.property(fc.array(status, { minLength: TASKS.length, maxLength: TASKS.length }), fc.array(step, { minLength: 20, maxLength: 60 }), (statuses, steps) => {
+      const db = emptyOrganisation();
+      try {
+        TASKS.forEach((id, index) => apply(db, { kind: 'createTask', task: id, status: statuses[index] ?? 'Ready' }));
+        for (const action of steps) {
+          apply(db, action);
+          if (JSON.stringify(kept(db)) !== JSON.stringify(derived(db))) return false;
+        }
+        checked += 1;
+        return true;
+      } finally {
+        db.close();
+      }
+    }),
+    { numRuns: 300 },
+  );
+  t.equal(checked, 300);
+});
+
+t.test('OPEN ASSIGNMENTS: finishing, reopening, reassigning and deleting a task each move its rows', async (t) => {
+  const db = emptyOrganisation();
+  t.teardown(() => db.close());
+  const steps: Step[] = [
+    { kind: 'createTask', task: 10, status: 'Ready' },
+    { kind: 'createTask', task: 11, status: 'Done' },
+    { kind: 'assign', task: 10, staff: 1 },
+    { kind: 'assign', task: 10, staff: 2 },
+    { kind: 'assign', task: 11, staff: 1 },
+  ];
+  for (const action of steps) apply(db, action);
+  t.strictSame(kept(db), [{ staff_id: 1, task_id: 10 }, { staff_id: 2, task_id: 10 }], 'a Done task assigned is not open');
+  apply(db, { kind: 'setStatus', task: 10, status: 'Done' });
+  t.strictSame(kept(db), [], 'finished: gone for every assignee');
+  apply(db, { kind: 'setStatus', task: 11, status: 'InProgress' });
+  t.strictSame(kept(db), [{ staff_id: 1, task_id: 11 }], 'reopened');
+  apply(db, { kind: 'moveAssignment', task: 11, staff: 1, toTask: 11, toStaff: 3 });
+  t.strictSame(kept(db), [{ staff_id: 3, task_id: 11 }], 'reassigned');
+  apply(db, { kind: 'deleteTask', task: 11 });
+  t.strictSame(kept(db), [], 'a deleted task takes its rows with it (the cascade fires the trigger)');
+});
