@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { ErrorCode } from '../domain/errors.js';
 import type { ServiceResponse } from './types.js';
 
@@ -46,9 +46,23 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, CatalogueEntry>> = {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-/** A trace id: 32 lowercase hex characters (contract 1). */
+/**
+ * Random bytes for trace ids, drawn 64 KiB at a time: one call into OpenSSL then serves 4,096
+ * ids. Every response needs one, and randomUUID (2 KiB a draw, then dashes to strip) cost about
+ * five times as much per id.
+ */
+const traceIdBytes = Buffer.alloc(64 * 1024);
+let traceIdOffset = traceIdBytes.length;
+
+/** A trace id: 32 lowercase hex characters (contract 1), 128 random bits. */
 export function newTraceId(): string {
-  return randomUUID().replaceAll('-', '');
+  if (traceIdOffset === traceIdBytes.length) {
+    randomFillSync(traceIdBytes);
+    traceIdOffset = 0;
+  }
+  const id = traceIdBytes.toString('hex', traceIdOffset, traceIdOffset + 16);
+  traceIdOffset += 16;
+  return id;
 }
 
 /** Renders an error code as the spec's problem+json response. */

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { ERROR_CODES } from '../../lib/domain/errors.js';
-import { ERROR_CATALOGUE, PROBLEM_CONTENT_TYPE, problemResponse } from '../../lib/http/problem.js';
+import { ERROR_CATALOGUE, newTraceId, PROBLEM_CONTENT_TYPE, problemResponse } from '../../lib/http/problem.js';
 
 // The error catalogue against the spec's Errors table: the two must name the same codes with the
 // same statuses.
@@ -91,4 +91,14 @@ t.test('CATALOGUE: problemResponse renders exactly the five members with the cat
   const forced = problemResponse('internal_error', traceId, { 'content-type': 'text/html', 'x-trace-id': 'x' });
   t.equal(forced.headers['content-type'], PROBLEM_CONTENT_TYPE);
   t.equal(forced.headers['x-trace-id'], traceId);
+});
+
+t.test('TRACE: trace ids are 32 lowercase hex characters and stay distinct across draws of random bytes', async (t) => {
+  // 10,000 ids span more than two draws of the 64 KiB pool (4,096 ids each).
+  const ids = Array.from({ length: 10_000 }, () => newTraceId());
+  t.equal(ids.filter((id) => !/^[0-9a-f]{32}$/.test(id)).length, 0, 'every id has the contract\'s shape');
+  t.equal(new Set(ids).size, ids.length, 'no id repeats');
+  // Each of the 128 bits is random: over 10,000 ids every hex digit position takes many values.
+  const positions = Array.from({ length: 32 }, (_, position) => new Set(ids.map((id) => id[position])).size);
+  t.equal(Math.min(...positions), 16, 'every position takes all 16 digits');
 });
