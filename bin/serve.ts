@@ -5,6 +5,7 @@ import { checkFlags, env, envFlag, err, type FlagOptions, out, parseInteger, USA
 import { openDb } from './database.js';
 import { requestLog } from './request-log.js';
 import { seedDatabase } from './seed.js';
+import { limitConnections } from './connection-limits.js';
 import { stopOnSignals } from './shutdown.js';
 import { readTlsPair } from './tls.js';
 
@@ -152,6 +153,7 @@ export async function serve(args: string[]): Promise<void> {
     onResponse: log.onResponse,
     onClientError: log.onClientError,
   });
+  limitConnections(server);
   log.attach(server);
   stopping = stopOnSignals(server, service, db);
   const scheme = tls === undefined ? 'http' : 'https';

@@ -1,0 +1,78 @@
+import t from 'tap';
+import { createServer } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { CONNECTION_LIMITS, limitConnections } from '../bin/connection-limits.js';
+import { serve } from './helpers/cli.js';
+
+function open(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve(socket));
+    socket.once('close', () => reject(new Error('closed before connecting')));
+  });
+}
+
+/** A health check on an open connection: its status line, or null when the server closed the connection instead. */
+function healthOn(socket: Socket): Promise<string | null> {
+  return new Promise((resolve) => {
+    let text = '';
+    const done = (result: string | null): void => {
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n');
+      if (end !== -1) done(text.slice(0, end));
+    };
+    const onClose = (): void => done(null);
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    if (socket.destroyed) done(null);
+    else socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  });
+}
+
+t.test('SERVE: at most 1,000 connections at once; one more is closed as it arrives and logged, and a freed slot takes a new one', async (tt) => {
+  const { port, output } = await serve(tt, ['--db', join(tt.testdir(), 'connections.sqlite')]);
+  const sockets: Socket[] = [];
+  tt.teardown(() => sockets.forEach((socket) => socket.destroy()));
+  // In batches, so the listen backlog never overflows (a dropped SYN is retried a second later).
+  while (sockets.length < CONNECTION_LIMITS.maxConnections) {
+    const batch = Math.min(100, CONNECTION_LIMITS.maxConnections - sockets.length);
+    sockets.push(...(await Promise.all(Array.from({ length: batch }, () => open(port)))));
+  }
+  // Connections are accepted in order, so once the last one is answered all of them are held.
+  tt.equal(await healthOn(sockets.at(-1) as Socket), 'HTTP/1.1 200 OK', 'the 1,000th connection is served');
+
+  const extra = await open(port);
+  sockets.push(extra);
+  tt.equal(await healthOn(extra), null, 'the 1,001st is closed without an answer');
+  const line = await output.waitFor('stderr', /^\{.*"message":"connection limit reached.*$/m);
+  tt.match(JSON.parse(line[0]), { level: 'error', refused: 1 }, 'and the operator hears of it');
+
+  (sockets[0] as Socket).destroy();
+  // The server learns of the close on its next turn of the event loop: a few immediate retries.
+  let status: string | null = null;
+  for (let attempt = 0; attempt < 200 && status === null; attempt += 1) {
+    const next = await open(port);
+    sockets.push(next);
+    status = await healthOn(next);
+  }
+  tt.equal(status, 'HTTP/1.1 200 OK', 'a closed connection frees its slot');
+});
+
+t.test('SERVE: headers must arrive within 20 s and a whole request within 60 s, well inside node\'s own 60 s and 300 s', async (tt) => {
+  const server = createServer();
+  const defaults = { headersTimeout: server.headersTimeout, requestTimeout: server.requestTimeout, maxConnections: server.maxConnections };
+  limitConnections(server);
+  tt.strictSame(
+    { headersTimeout: server.headersTimeout, requestTimeout: server.requestTimeout, maxConnections: server.maxConnections },
+    { headersTimeout: 20_000, requestTimeout: 60_000, maxConnections: 1_000 },
+  );
+  tt.ok(server.headersTimeout < defaults.headersTimeout && server.requestTimeout < defaults.requestTimeout, JSON.stringify(defaults));
+  server.close();
+});
