@@ -55,7 +55,7 @@ t.test('the backup unit runs the built backup command daily, as the service user
   tt.equal(one('User'), 'wta');
   tt.equal(one('Type'), 'oneshot');
   tt.equal(one('Environment'), 'WTA_DB=/var/lib/worker-task-api/worker-task-api.sqlite', 'the main unit\'s file');
-  tt.match(one('ExecStart') ?? '', /node \/opt\/worker-task-api\/dist\/bin\/worker-task-api\.js backup "\/var\/backups\/worker-task-api\/tasks-\$\$\(date \+%%F-%%H%%M\)\.sqlite"/, 'a dated copy, systemd escapes included');
+  tt.match(one('ExecStart') ?? '', /node \/opt\/worker-task-api\/dist\/bin\/worker-task-api\.js backup "\/var\/backups\/worker-task-api\/tasks-\$\$\(date \+%%F-%%H%%M%%S\)\.sqlite"/, 'a copy named to the second, systemd escapes included');
   tt.equal(one('ReadWritePaths'), '/var/lib/worker-task-api /var/backups/worker-task-api', 'a WAL reader writes the -shm file; the copy goes to the backup directory');
   const timer = unitSettings(readFileSync(join(units, 'worker-task-api-backup.timer'), 'utf8')).get('Timer') ?? new Map<string, string[]>();
   tt.strictSame(timer.get('OnCalendar'), ['daily']);
