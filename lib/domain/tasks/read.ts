@@ -3,7 +3,7 @@ import type { TaskView } from '../../schemas/resources.js';
 import type { TaskSourceRow } from '../../store/sources.js';
 import type { TaskReadStatements, TaskRow } from '../../store/task-reads.js';
 import { ServiceError } from '../errors.js';
-import { arrivesAfter, isBlocked, isRunnable } from './state.js';
+import { arrivesAfter, isBlocked, isRunnableOnceArrived } from './state.js';
 import type { RemainingMinutes } from '../planning/remaining-minutes.js';
 import { buildTaskViews } from './view.js';
 
@@ -92,8 +92,9 @@ export function taskReads(deps: TaskReadDependencies) {
         const offered = reads.unfinishedForResource(resourceId(principal), now).filter((row) => {
           // Time alone changes the offer when a lease expires or a start or release date arrives.
           if (row.liveClaimExpiresUtc !== null) until = Math.min(until, row.liveClaimExpiresUtc);
-          until = Math.min(until, arrivesAfter(row.earliestStart, now), arrivesAfter(row.releaseDate, now));
-          return row.liveClaimExpiresUtc === null && isRunnable(row, now, plan.allocated);
+          const arrives = Math.min(arrivesAfter(row.earliestStart, now), arrivesAfter(row.releaseDate, now));
+          until = Math.min(until, arrives);
+          return row.liveClaimExpiresUtc === null && arrives === Number.POSITIVE_INFINITY && isRunnableOnceArrived(row, plan.allocated);
         });
         const items = offered.length === 0 ? [] : deps.sources.itemsOf(offered.map((row) => row.id));
         const stale = items.filter(isStale(now));

@@ -35,7 +35,15 @@ export function arrivesAfter(local: string | null, now: number): number {
  * after now, and a current scheduler allocation or a zero estimate (reconciliation work).
  */
 export function isRunnable(row: TaskCandidateRow, now: number, hasAllocation: (row: TaskCandidateRow) => boolean): boolean {
-  if (row.status === 'Done' || isBlocked(row) || row.projectActive !== 1) return false;
   if (notYet(row.earliestStart, now) || notYet(row.releaseDate, now)) return false;
+  return isRunnableOnceArrived(row, hasAllocation);
+}
+
+/**
+ * `isRunnable` for a task whose earliestStart and releaseDate are known to have arrived (the
+ * offer has already turned them into instants, and a wall time costs a parse each time).
+ */
+export function isRunnableOnceArrived(row: TaskCandidateRow, hasAllocation: (row: TaskCandidateRow) => boolean): boolean {
+  if (row.status === 'Done' || isBlocked(row) || row.projectActive !== 1) return false;
   return row.estimatedMinutes === 0 || hasAllocation(row);
 }
