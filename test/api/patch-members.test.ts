@@ -40,10 +40,19 @@ t.test('PATCH: title accepts 1 and 200 characters; an empty or 201-character tit
 t.test('PATCH: a whitespace-only title gives 422 invalid_field', async (t) => {
   const h = adaWorld();
   const before = await readTask(h, 1);
-  for (const title of ['   ', ' ', '\t\n']) {
-    expectCode(t, await patchTask(h, 1, { title }), 422, 'invalid_field', JSON.stringify(title));
+  // Every character of Unicode's White_Space property, NEXT LINE (U+0085) among them.
+  const unicodeWhiteSpace = '\t\n\v\f\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
+  // Labels spell characters as \uXXXX: a raw NEXT LINE would end the TAP line it stood in.
+  const visible = (text: string) => text.replace(/[^ -~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  for (const title of ['   ', ' ', '\t\n', '\u0085', unicodeWhiteSpace]) {
+    expectCode(t, await patchTask(h, 1, { title }), 422, 'invalid_field', visible(title));
   }
   t.strictSame(await readTask(h, 1), before, 'nothing changed');
+  // Not whitespace in Unicode, though String#trim strips them: a byte-order mark, a zero-width space.
+  for (const title of ['\ufeff', '\u200b']) {
+    t.equal((await patchTask(h, 1, { title })).status, 204, `${visible(title)} is text`);
+    t.equal((await readTask(h, 1)).title, title);
+  }
   t.equal((await patchTask(h, 1, { title: '  padded  ' })).status, 204, 'surrounding blanks around text are fine');
   t.equal((await readTask(h, 1)).title, '  padded  ', 'stored as sent');
 });
