@@ -52,8 +52,12 @@ export const Id = Int32({ minimum: 1 });
 /** An id with what it names: which path takes it matters to a client (stage, Incoming, task). */
 export const IdOf = (description: string) => Int32({ minimum: 1, description });
 
-/** London wall time as the service writes it. */
+/**
+ * London wall time as the service writes it: the spec's local-date-time type, so the same format
+ * name as inputs carry (whose format also takes the forms a client may send).
+ */
 export const LocalDateTime = Type.String({
+  format: LOCAL_DATE_TIME_FORMAT,
   pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$',
   description: 'Europe/London wall time, YYYY-MM-DDTHH:mm:ss, no offset.',
 });

@@ -419,3 +419,21 @@ t.test('GET /openapi.json: the ids and tags an agent passes on say where they go
   }
   t.match(doc.components.parameters.TaskClaim.description, /409 task_claimed.*409 claim_expired/s);
 });
+
+t.test('OPENAPI: every date-time member says which kind it is, in responses as in requests (date-time for UTC, local-date-time for London wall time)', async (t) => {
+  const { doc } = await servedDocument();
+  const unformatted: string[] = [];
+  const walk = (node: Json, pointer: string): void => {
+    if (node === null || typeof node !== 'object') return;
+    if (node.type === 'string' && typeof node.pattern === 'string' && node.pattern.includes('T\\d{2}:\\d{2}') && node.format === undefined) {
+      unformatted.push(pointer);
+    }
+    for (const [key, value] of Object.entries(node)) walk(value, `${pointer}/${key}`);
+  };
+  walk(doc.components.schemas, '/components/schemas');
+  t.strictSame(unformatted, [], 'no date-time pattern without its format');
+  const task = doc.components.schemas.Task.properties;
+  for (const member of ['startedAt', 'completedAt', 'earliestStart', 'releaseDate']) t.equal(task[member].format, 'local-date-time', `Task.${member}`);
+  t.equal(doc.components.schemas.ActualInterval.properties.start.format, 'local-date-time', 'ActualInterval.start');
+  t.equal(doc.components.schemas.Incoming.properties.plannedStart.format, 'local-date-time', 'Incoming.plannedStart');
+});
