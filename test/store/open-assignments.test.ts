@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
 import t from 'tap';
+import { loadFixture } from '../../lib/fixtures/load.js';
 import { openDatabase } from '../../lib/store/open.js';
+import { baseFixture } from '../helpers/fixture.js';
 
 /**
  * open_assignments is kept by triggers only. Whatever happens to tasks and assignments, through
@@ -117,4 +119,26 @@ t.test('OPEN ASSIGNMENTS: finishing, reopening, reassigning and deleting a task 
   t.strictSame(kept(db), [{ staff_id: 3, task_id: 11 }], 'reassigned');
   apply(db, { kind: 'deleteTask', task: 11 });
   t.strictSame(kept(db), [], 'a deleted task takes its rows with it (the cascade fires the trigger)');
+});
+
+t.test('OPEN ASSIGNMENTS: loading a fixture over a database (upserted tasks, assignments replaced) keeps them in step', async (t) => {
+  const { db } = openDatabase(new Database(':memory:'));
+  t.teardown(() => db.close());
+  const fixture = baseFixture();
+  loadFixture(db, fixture);
+  t.strictSame(kept(db), derived(db), 'after the first load');
+  t.ok((kept(db) as unknown[]).length > 0);
+  // The same tasks again: Done ones reopened, open ones finished, one given to another agent.
+  const tasks = fixture.tasks.map((task) => {
+    if (task['status'] === 'Done') return { ...task, status: 'Ready', completedAt: null };
+    if (task['id'] === 1) return { ...task, status: 'Done', startedAt: '2026-11-02T09:00:00', completedAt: '2026-11-02T10:00:00' };
+    if (task['id'] === 3) return { ...task, assignees: [{ staffMemberId: 12 }] };
+    return task;
+  });
+  loadFixture(db, { tasks });
+  t.strictSame(kept(db), derived(db), 'after a load that reopens, finishes and reassigns');
+  const openOf = (staff: number) => (kept(db) as { staff_id: number; task_id: number }[]).filter((row) => row.staff_id === staff).map((row) => row.task_id);
+  t.ok(openOf(10).includes(6), 'the reopened task is open again');
+  t.notOk(openOf(10).includes(1), 'the finished task is not');
+  t.ok(openOf(12).includes(3) && !openOf(10).includes(3), 'the reassigned task moved');
 });
