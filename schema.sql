@@ -107,12 +107,15 @@ CREATE TABLE IF NOT EXISTS task_assignments (
   estimated_minutes INTEGER CHECK (estimated_minutes IS NULL OR estimated_minutes BETWEEN 0 AND 1000000),
   PRIMARY KEY (task_id, staff_id)
 ) WITHOUT ROWID;
--- No list walks it (they start from open_assignments); it serves the foreign key from staff.
+-- The reply poll walks it (finished tasks' questions still get their answers); it also serves the
+-- foreign key from staff.
 CREATE INDEX IF NOT EXISTS task_assignments_by_staff ON task_assignments (staff_id, task_id);
 
 -- The assignments of tasks that are not Done, kept by the triggers below, never written directly.
 -- The offer, the waiting list and the plan start from here, so the tasks a resource has finished
--- (an agent's whole history) cost them nothing.
+-- (an agent's whole history) cost them nothing. (They still check the status: a row left behind
+-- by SQL that bypassed the triggers' view, such as a task deleted with foreign keys off, does
+-- no harm.)
 CREATE TABLE IF NOT EXISTS open_assignments (
   staff_id INTEGER NOT NULL,
   task_id  INTEGER NOT NULL,
@@ -142,6 +145,16 @@ CREATE TRIGGER IF NOT EXISTS open_assignments_reopen AFTER UPDATE OF status ON t
   BEGIN
     INSERT OR IGNORE INTO open_assignments (staff_id, task_id)
       SELECT staff_id, task_id FROM task_assignments WHERE task_id = NEW.id;
+  END;
+-- INSERT OR REPLACE deletes the old row and inserts a new one: with foreign keys off (the sqlite3
+-- shell's default) no cascade reaches task_assignments, so the new row's status is taken here.
+CREATE TRIGGER IF NOT EXISTS open_assignments_task_written AFTER INSERT ON tasks
+  BEGIN
+    DELETE FROM open_assignments
+     WHERE NEW.status = 'Done' AND task_id = NEW.id
+       AND staff_id IN (SELECT staff_id FROM task_assignments WHERE task_id = NEW.id);
+    INSERT OR IGNORE INTO open_assignments (staff_id, task_id)
+      SELECT staff_id, task_id FROM task_assignments WHERE task_id = NEW.id AND NEW.status <> 'Done';
   END;
 
 CREATE TABLE IF NOT EXISTS task_dependencies (

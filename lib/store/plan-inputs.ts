@@ -36,7 +36,7 @@ export function planInputStatements(db: Db) {
       FROM open_assignments mine
       JOIN tasks t ON t.id = mine.task_id
       JOIN projects p ON p.id = t.project_id
-     WHERE mine.staff_id = ?
+     WHERE mine.staff_id = ? AND t.status <> 'Done'
      ORDER BY p.priority, p.id, t.sequence, t.id`);
   const accepted = db.prepare<[number], AcceptedIncomingRow>(`
     SELECT id, lifecycle, planned_start_local AS plannedStart, actual_start_utc AS actualStartUtc,

@@ -52,11 +52,12 @@ export function sourceStatements(db: Db) {
       FROM task_sources ts JOIN source_items si ON si.id = ts.source_item_id
      WHERE ts.task_id IN (SELECT value FROM json_each(?)) ORDER BY ts.task_id, ts.position`);
   // Items a reply is still expected from: published requests, still open, raised from tasks of
-  // this resource that are not Done (so its finished history is not walked on every poll).
-  // external_ref is kept when a follow-up re-queues the request, so it marks "sent once".
+  // this resource, Done ones too (a reply to a question asked before finishing must still come
+  // in, and nothing else refreshes a Done task's items). external_ref is kept when a follow-up
+  // re-queues the request, so it marks "sent once".
   const expectingReplies = db.prepare<[number], TaskSourceRow>(`
     SELECT DISTINCT a.task_id AS taskId, ${ITEM_COLUMNS}
-      FROM open_assignments a
+      FROM task_assignments a
       JOIN assistance_stages s ON s.origin_task_id = a.task_id
       JOIN incoming_items i ON i.stage_id = s.id AND i.response_state = 'open'
       JOIN source_publications p ON p.stage_id = s.id AND p.external_ref IS NOT NULL

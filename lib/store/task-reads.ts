@@ -174,7 +174,7 @@ export function taskReadStatements(db: Db) {
       FROM open_assignments mine
       JOIN tasks t ON t.id = mine.task_id
       JOIN projects p ON p.id = t.project_id
-     WHERE mine.staff_id = @staffId`);
+     WHERE mine.staff_id = @staffId AND t.status <> 'Done'`);
   // Offer order (contract 5), sorting only the tasks listed.
   const inOfferOrder = db.prepare<[{ ids: string; now: number }], TaskRow>(`
     SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.id ${IN_IDS}

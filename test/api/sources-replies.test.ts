@@ -437,3 +437,15 @@ t.test('SOURCES: a reply whose id or inReplyTo is over 1000 characters is skippe
   t.equal(changes[0].author, 'a'.repeat(200));
   t.equal((await humanRequest(h, stageId)).response, 'kept');
 });
+
+t.test('SOURCES: a reply to a question asked before the task was finished still comes in when the agent polls its waiting list', async (t) => {
+  const { h, stub, ref, stageId } = await published(t);
+  const done = await h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': await etagOf(h, 1) }, body: { status: 'Done' } });
+  t.equal(done.status, 204, 'finished while its non-blocking question is open');
+  stub.addReply('T-1', { id: 'after-done', inReplyTo: ref, author: 'Grace', text: 'Yes' });
+  h.clock.advance(PAST_MAX_AGE_MS);
+  const asked = stub.gets('T-1').length;
+  await h.call('GET', `${API}/tasks/waiting`);
+  t.equal(stub.gets('T-1').length, asked + 1, 'the item is refreshed, though the task is in no list');
+  t.match(await humanRequest(h, stageId), { responseState: 'responded', response: 'Yes' });
+});

@@ -112,8 +112,8 @@ export function taskReads(deps: TaskReadDependencies) {
     /**
      * Contract 5: assigned, not Done, blocked. Workers poll this list for replies (the spec's
      * Events), so stale linked sources are refreshed first (as for offers): those of the listed
-     * tasks, and those awaiting a reply to a published request from any of the caller's tasks not
-     * Done, listed or not (a non-blocking question on a leased task, say). A failing source hides
+     * tasks, and those awaiting a reply to a published request from any of the caller's tasks,
+     * listed or not (a non-blocking question on a leased task, say). A failing source hides
      * nothing here.
      */
     listWaiting(principal: Principal, now: number): Timed<TaskView[]> | Promise<Timed<TaskView[]>> {
