@@ -16,6 +16,11 @@ export const CONNECTION_LIMITS = {
   maxConnections: 1_000,
 } as const;
 
+/** What the bounds are set on: an http.Server or https.Server. */
+export type LimitedServer = Pick<Server, 'headersTimeout' | 'requestTimeout' | 'maxConnections'> & {
+  on(event: 'drop', listener: () => void): unknown;
+};
+
 /** At most one log line a minute about refused connections, however many there are. */
 const DROP_LOG_INTERVAL_MS = 60_000;
 
@@ -24,23 +29,30 @@ const DROP_LOG_INTERVAL_MS = 60_000;
  * connection is closed (408) between 20 and 50 s after it opened. Connections refused at the cap
  * are logged (level error: agents are being turned away), at most once a minute with a count.
  */
-export function limitConnections(server: Pick<Server, 'headersTimeout' | 'requestTimeout' | 'maxConnections' | 'on'>): void {
+export function limitConnections(server: LimitedServer): void {
   server.headersTimeout = CONNECTION_LIMITS.headersTimeoutMs;
   server.requestTimeout = CONNECTION_LIMITS.requestTimeoutMs;
   server.maxConnections = CONNECTION_LIMITS.maxConnections;
   let refused = 0;
   let loggedAt = Number.NEGATIVE_INFINITY;
-  server.on('drop', () => {
-    refused += 1;
-    const now = Date.now();
-    if (now - loggedAt < DROP_LOG_INTERVAL_MS) return;
-    loggedAt = now;
+  let pending: NodeJS.Timeout | undefined;
+  const report = (): void => {
+    pending = undefined;
+    loggedAt = Date.now();
     err(JSON.stringify({
-      time: new Date(now).toISOString(),
+      time: new Date(loggedAt).toISOString(),
       level: 'error',
       message: `connection limit reached: ${CONNECTION_LIMITS.maxConnections} connections are open, new ones are closed as they arrive`,
       refused,
     }));
     refused = 0;
+  };
+  server.on('drop', () => {
+    refused += 1;
+    const wait = loggedAt + DROP_LOG_INTERVAL_MS - Date.now();
+    if (wait <= 0) report();
+    // Refusals within the minute after a line are counted in one more line at its end, so a
+    // burst's last refusals are reported even when none follow. Unref'd: it never holds a stop.
+    else pending ??= setTimeout(report, wait).unref();
   });
 }

@@ -1,4 +1,6 @@
+import { mock } from 'node:test';
 import t from 'tap';
+import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -75,4 +77,33 @@ t.test('SERVE: headers must arrive within 20 s and a whole request within 60 s, 
   );
   tt.ok(server.headersTimeout < defaults.headersTimeout && server.requestTimeout < defaults.requestTimeout, JSON.stringify(defaults));
   server.close();
+});
+
+t.test('SERVE: refused connections are logged at most once a minute, and those refused after a line are counted in one more at the minute\'s end', async (tt) => {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-11-16T10:00:00Z') });
+  const lines: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    lines.push(String(chunk));
+    return true;
+  }) as typeof process.stderr.write;
+  tt.teardown(() => {
+    process.stderr.write = write;
+    mock.timers.reset();
+  });
+  const server = Object.assign(new EventEmitter(), { headersTimeout: 0, requestTimeout: 0, maxConnections: 0 });
+  limitConnections(server);
+  const refusedCounts = () => lines.map((line) => (JSON.parse(line) as { refused: number }).refused);
+  server.emit('drop');
+  tt.strictSame(refusedCounts(), [1], 'the first refusal at once');
+  for (let count = 0; count < 5; count += 1) server.emit('drop');
+  mock.timers.tick(30_000);
+  server.emit('drop');
+  tt.strictSame(refusedCounts(), [1], 'nothing more within the minute');
+  mock.timers.tick(30_000);
+  tt.strictSame(refusedCounts(), [1, 6], 'the six after it, at the minute\'s end, though no refusal followed');
+  mock.timers.tick(120_000);
+  tt.strictSame(refusedCounts(), [1, 6], 'and no empty lines after');
+  server.emit('drop');
+  tt.strictSame(refusedCounts(), [1, 6, 1], 'a refusal after a quiet minute is logged at once');
 });

@@ -48,7 +48,7 @@ t.test('PATCH: a whitespace-only title gives 422 invalid_field', async (t) => {
     expectCode(t, await patchTask(h, 1, { title }), 422, 'invalid_field', visible(title));
   }
   t.strictSame(await readTask(h, 1), before, 'nothing changed');
-  // Not whitespace in Unicode, though String#trim strips them: a byte-order mark, a zero-width space.
+  // Not whitespace in Unicode: a byte-order mark (which String#trim strips) and a zero-width space.
   for (const title of ['\ufeff', '\u200b']) {
     t.equal((await patchTask(h, 1, { title })).status, 204, `${visible(title)} is text`);
     t.equal((await readTask(h, 1)).title, title);
