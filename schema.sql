@@ -113,9 +113,8 @@ CREATE INDEX IF NOT EXISTS task_assignments_by_staff ON task_assignments (staff_
 
 -- The assignments of tasks that are not Done, kept by the triggers below, never written directly.
 -- The offer, the waiting list and the plan start from here, so the tasks a resource has finished
--- (an agent's whole history) cost them nothing. (They still check the status: a row left behind
--- by SQL that bypassed the triggers' view, such as a task deleted with foreign keys off, does
--- no harm.)
+-- (an agent's whole history) cost them nothing. They still check each task's status, which costs
+-- nothing and keeps them right should a change ever reach these tables past the triggers.
 CREATE TABLE IF NOT EXISTS open_assignments (
   staff_id INTEGER NOT NULL,
   task_id  INTEGER NOT NULL,
