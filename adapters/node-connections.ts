@@ -58,9 +58,7 @@ export class ConnectionAnswers {
    * when it answered.
    */
   refuseHost(req: IncomingMessage, res: ServerResponse): boolean {
-    const missing = req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
-    const repeated = !missing && hasRepeatedField(req) && (req.headersDistinct.host?.length ?? 0) > 1;
-    if (!missing && !repeated) return false;
+    if (!hostInvalid(req)) return false;
     const response = problemResponse('validation_failed', newTraceId(), { connection: 'close' });
     observe(this.#observers.onResponse, response, req);
     req.resume();
@@ -128,10 +126,20 @@ export class ConnectionAnswers {
    */
   connect(service: Handler, req: IncomingMessage, socket: Duplex, prefix: string): void {
     socket.on('error', () => socket.destroy());
+    // Sent once the answers still due to earlier requests on the connection (pipelined before the
+    // CONNECT, a write waiting for its commit, say) are out: the connection closes after it.
     const reply = (response: ServiceResponse): void => {
-      observe(this.#observers.onResponse, response, req);
-      if (socket.writable) socket.end(rawResponse(response), () => socket.destroy());
+      const send = (): void => {
+        observe(this.#observers.onResponse, response, req);
+        if (socket.writable) socket.end(rawResponse(response), () => socket.destroy());
+      };
+      if ((this.#pending.get(socket)?.length ?? 0) === 0) send();
+      else this.#after.set(socket, send);
     };
+    if (hostInvalid(req)) {
+      reply(problemResponse('validation_failed', newTraceId()));
+      return;
+    }
     const target = req.url ?? '';
     const result = handleSafely(service, {
       method: 'CONNECT',
@@ -141,6 +149,12 @@ export class ConnectionAnswers {
     if (result instanceof Promise) void result.then(reply);
     else reply(result);
   }
+}
+
+/** RFC 9112 (3.2): an HTTP/1.1 request without a Host, or any request with two. */
+function hostInvalid(req: IncomingMessage): boolean {
+  const missing = req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
+  return missing || (hasRepeatedField(req) && (req.headersDistinct.host?.length ?? 0) > 1);
 }
 
 /** RFC 9110 (5.6.2) token characters, which a method is made of. */

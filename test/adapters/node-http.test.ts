@@ -623,6 +623,34 @@ t.test('CONNECT on an operation path is 405 with Allow, elsewhere 404, instead o
   tt.match(authority, /"code":"route_not_found"/);
 });
 
+t.test('CONNECT pipelined behind a request still being answered waits for that answer, which is sent and logged first', async (tt) => {
+  const service = emptyService(tt);
+  // The first request's answer comes later, as a write's does after its commit.
+  const slow: Handler = {
+    handle: (request) => (request.method === 'GET' ? new Promise((resolve) => setTimeout(() => resolve(service.handle(request)), 50)) : service.handle(request)),
+  };
+  const logged: number[] = [];
+  const { port } = await listen(tt, slow, { onResponse: (response) => logged.push(response.status) });
+  const text = await raw(port, [`${OPENAPI_GET}CONNECT x:443 HTTP/1.1\r\nHost: x\r\n\r\n`]);
+  // The 404's status line follows the GET's body directly (no line break ends a body).
+  const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
+  tt.strictSame(statuses, [200, 404], 'the GET\'s answer, then the CONNECT\'s, then the close');
+  tt.strictSame(logged, [200, 404], 'both heard by the host\'s log, in order');
+});
+
+t.test('CONNECT without a Host, or with two, is 400 like any other request', async (tt) => {
+  const service = emptyService(tt);
+  const { port } = await listen(tt, service);
+  for (const [what, head] of [
+    ['without Host', 'CONNECT x:443 HTTP/1.1\r\n\r\n'],
+    ['with two', 'CONNECT x:443 HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n'],
+  ] as const) {
+    const response = await raw(port, [head]);
+    tt.equal(statusOf(response), 400, `${what}: 400`);
+    tt.match(response, /"code":"validation_failed"/, what);
+  }
+});
+
 t.test('a method node:http cannot parse (lower-case, unknown) is 405 with Allow on an operation path, 404 elsewhere', async (tt) => {
   const service = emptyService(tt);
   const heard: number[] = [];
