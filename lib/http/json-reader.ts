@@ -17,6 +17,7 @@ export type JsonReadFailure =
   | 'duplicate_member'
   | 'too_deep'
   | 'number_out_of_range'
+  | 'inexact_integer'
   | 'lone_surrogate'
   | 'nul_character';
 
@@ -103,6 +104,30 @@ function isDigit(c: number): boolean {
   return c >= CH_ZERO && c <= CH_NINE;
 }
 
+const SHORT_INTEGER = /^-?\d{1,15}$/;
+const NUMBER_PARTS = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * Whether a number `lexeme` (valid JSON) stands for exactly the integer `value` (at most 2^53 in
+ * magnitude) it was read as. Reading rounds to the nearest double, so `4.9999999999999999` and
+ * `1e-400`, which are not integers, read as 5 and 0, and `9007199254740993` as 2^53: an integer
+ * member would take a value the client never sent, so such a number is refused rather than read.
+ * Past 2^53 every double is an integer and no member takes one, so those are left to the schema
+ * (JSON.stringify's text of any double passes).
+ */
+function denotesExactly(lexeme: string, value: number): boolean {
+  if (SHORT_INTEGER.test(lexeme)) return true;
+  const [, whole = '', fraction = '', exponentText = '0'] = NUMBER_PARTS.exec(lexeme) ?? [];
+  const significant = `${whole}${fraction}`.replace(/^0+/, '');
+  if (significant === '') return true;
+  const digits = significant.replace(/0+$/, '');
+  // A huge exponent text reads inexactly, but only its sign matters then.
+  const exponent = Number(exponentText) - fraction.length + (significant.length - digits.length);
+  // Past 16 digits the text names more than 2^53.
+  if (exponent < 0 || digits.length + exponent > 16) return false;
+  return BigInt(`${digits}${'0'.repeat(exponent)}`) === BigInt(Math.abs(value));
+}
+
 function hexValue(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   if (c >= 0x41 && c <= 0x46) return c - 0x37;
@@ -184,6 +209,9 @@ class Reader {
         const lexeme = this.readNumberLexeme();
         value = Number(lexeme);
         if (!Number.isFinite(value)) throw new ReadFailure('number_out_of_range', start);
+        if (Number.isInteger(value) && Math.abs(value) <= 2 ** 53 && !denotesExactly(lexeme, value)) {
+          throw new ReadFailure('inexact_integer', start);
+        }
         canonical = lexeme;
       } else if (text.startsWith('true', start)) {
         this.pos = start + 4;

@@ -101,6 +101,23 @@ t.test('PATCH: sequence accepts 0 to 100000; outside, fractional or string value
   ]);
 });
 
+t.test('PATCH: a number that would be read as an integer it does not denote gives 400; an integer written with a fraction or exponent is taken', async (t) => {
+  const h = adaWorld();
+  const before = await readTask(h, 1);
+  const send = async (text: string) => h.call('PATCH', `${API}/tasks/1`, {
+    headers: { 'if-match': (await readTask(h, 1)).etag, 'content-type': 'application/json' }, raw: text,
+  });
+  // JSON.parse reads these as 5, 0, 0 and 2^53: values the client never sent.
+  for (const text of ['{"sequence":4.9999999999999999}', '{"sequence":1e-400}', '{"estimatedMinutes":1e-400}', '{"dependencyIds":[9007199254740993]}']) {
+    expectCode(t, await send(text), 400, 'validation_failed', text);
+  }
+  t.strictSame(await readTask(h, 1), before, 'the task is unchanged');
+  for (const [text, sequence] of [['{"sequence":5.0}', 5], ['{"sequence":1.2e1}', 12], ['{"sequence":700e-2}', 7]] as const) {
+    t.equal((await send(text)).status, 204, text);
+    t.equal((await readTask(h, 1)).sequence, sequence);
+  }
+});
+
 t.test('PATCH: estimatedMinutes (and remainingMinutes) accept 0 to 1000000; outside values give 400', async (t) => {
   const h = adaWorld();
   for (const estimatedMinutes of [0, 1000000, 90]) {

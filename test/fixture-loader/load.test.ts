@@ -389,6 +389,15 @@ t.test('FIXTURE: a file with a lone surrogate or U+0000 in a value is refused at
   t.match(String(name), /nul_character at offset 13/);
 });
 
+t.test('FIXTURE: a file number that would be read as an integer it does not name is refused with its offset, and nothing is loaded', async (t) => {
+  const dir = t.testdir({ 'rounded.json': '{"organisations": [{"id": 1, "name": "Acme"}], "staff": [{"id": 4.9999999999999999}]}' });
+  const db = freshDb();
+  const error = caught(() => loadFixtureFile(db, join(dir, 'rounded.json')));
+  t.ok(error instanceof FixtureError && error.path === '(file)', `located by offset (got ${String(error)})`);
+  t.match(String(error), /inexact_integer at offset 64/);
+  t.equal(db.prepare('SELECT count(*) FROM sqlite_master').pluck().get(), 0, 'the file was refused before anything was written');
+});
+
 t.test('FIXTURE: options.now must be epoch milliseconds, and no other option is known', async (t) => {
   for (const now of [Number.NaN, Number.POSITIVE_INFINITY, -1, '2026-11-16T10:00:00Z']) {
     t.throws(() => loadFixture(freshDb(), baseFixture(), { now } as { now: number }), new TypeError('loadFixture: options.now must be epoch milliseconds'), String(now));

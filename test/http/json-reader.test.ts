@@ -279,12 +279,30 @@ t.test('a number that is not finite as a JS number is out of range', async (tt) 
   expectFailure(tt, '-1e400', 'number_out_of_range', 0);
   expectFailure(tt, '[1, 2e308]', 'number_out_of_range', 4);
   expectFailure(tt, '{"a":' + '9'.repeat(400) + '}', 'number_out_of_range', 5);
-  // Underflow to zero and loss of integer precision are still finite values.
-  const tiny = expectOk(tt, '1e-400');
-  tt.equal(tiny.value, 0);
-  tt.equal(tiny.canonical, '1e-400');
+  // Past 2^53 every double is an integer: no request member takes one, and the schema refuses it.
   tt.equal(expectOk(tt, '1.7976931348623157e308').value, Number.MAX_VALUE);
   tt.equal(expectOk(tt, '123456789012345678901234567890').canonical, '123456789012345678901234567890');
+});
+
+t.test('a number that reads as an integer it does not denote is inexact_integer', async (tt) => {
+  expectFailure(tt, '1e-400', 'inexact_integer', 0);
+  expectFailure(tt, '-1e-400', 'inexact_integer', 0);
+  expectFailure(tt, '[4.9999999999999999]', 'inexact_integer', 1);
+  expectFailure(tt, '{"a":9007199254740993}', 'inexact_integer', 5);
+  expectFailure(tt, '-9007199254740992.4', 'inexact_integer', 0);
+  expectFailure(tt, '0.9999999999999999999e1', 'inexact_integer', 0);
+  // Integers written any way that names them exactly are read.
+  for (const [text, value] of [
+    ['0', 0], ['-0', -0], ['0.000', 0], ['0e999999999999999999999', 0], ['5.0', 5], ['1E2', 100], ['1.5e1', 15],
+    ['10e-1', 1], ['1000e-3', 1], ['-12.500e1', -125], ['9007199254740992', 2 ** 53], ['9007199254740993e-1', 900719925474099.3],
+    ['-999999999999999', -999999999999999], ['9.007199254740992e15', 2 ** 53], ['-90071992547409920e-1', -(2 ** 53)],
+    [`0.${'0'.repeat(5000)}1e5001`, 1],
+  ] as const) {
+    tt.equal(expectOk(tt, text).value, value, `${text.length > 40 ? `${text.slice(0, 20)}...` : text} reads exactly`);
+  }
+  // Numbers that are not integers are read as JSON.parse reads them (no integer member takes them).
+  tt.equal(expectOk(tt, '0.1').value, 0.1);
+  tt.equal(expectOk(tt, '4.99999999999999').value, 4.99999999999999);
 });
 
 t.test('negative zero parses to -0 and keeps its lexeme', async (tt) => {
