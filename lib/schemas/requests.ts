@@ -92,24 +92,32 @@ export const IncomingComplete = Type.Object(
 
 const Revision = Uuid;
 
+const EvaluatedItem = Int32({
+  minimum: 1,
+  description: "The Incoming item of this task's assistance (`responsesAwaitingEvaluation[].id`); any other id is 422 invalid_field.",
+});
+
 export const ExternalEvaluation = Type.Union(
   [
     Type.Object(
-      { decision: Type.Enum(['acknowledge']), eventId: Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) },
+      { decision: Type.Enum(['acknowledge']), eventId: Type.Integer({
+        format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER,
+        description: "A change of this task (`externalChanges[].id`); any other id is 422 invalid_field, one already acknowledged 409 source_context_changed.",
+      }) },
       { additionalProperties: false },
     ),
     Type.Object(
-      { decision: Type.Enum(['resolve']), incomingId: Id, revision: Revision },
+      { decision: Type.Enum(['resolve']), incomingId: EvaluatedItem, revision: Revision },
       { additionalProperties: false },
     ),
     Type.Object(
-      { decision: Type.Enum(['keepwaiting']), incomingId: Id, revision: Revision },
+      { decision: Type.Enum(['keepwaiting']), incomingId: EvaluatedItem, revision: Revision },
       { additionalProperties: false },
     ),
     Type.Object(
       {
         decision: Type.Enum(['followup']),
-        incomingId: Id,
+        incomingId: EvaluatedItem,
         revision: Revision,
         message: Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH }),
       },
