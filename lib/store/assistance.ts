@@ -2,6 +2,7 @@ import type { AssistanceKind, Lifecycle, PriorityName, ResponseState } from '../
 import { HUMAN_REQUEST_COLUMNS, type HumanRequestRow } from './task-reads.js';
 import { nextIdSql } from './ids.js';
 import type { Db } from './open.js';
+import { namedRows } from './rows.js';
 
 export interface IncomingRow {
   id: number;
@@ -80,16 +81,16 @@ export function assistanceStatements(db: Db) {
     SELECT s.organisation_id AS organisationId,
            EXISTS (SELECT 1 FROM task_assignments a WHERE a.task_id = s.origin_task_id AND a.staff_id = @staffId) AS assigned
       FROM assistance_stages s WHERE s.id = @id`);
-  const humanRequest = db.prepare<[number], HumanRequestRow>(`SELECT ${HUMAN_REQUEST_COLUMNS} WHERE s.id = ?`);
-  const incoming = db.prepare<[number], IncomingRow>(`
-    SELECT ${INCOMING_COLUMNS} FROM incoming_items i LEFT JOIN assistance_stages s ON s.id = i.stage_id WHERE i.id = ?`);
+  const humanRequest = namedRows(db.prepare<[number], HumanRequestRow>(`SELECT ${HUMAN_REQUEST_COLUMNS} WHERE s.id = ?`));
+  const incoming = namedRows(db.prepare<[number], IncomingRow>(`
+    SELECT ${INCOMING_COLUMNS} FROM incoming_items i LEFT JOIN assistance_stages s ON s.id = i.stage_id WHERE i.id = ?`));
   // Two statements, not one with `(@all = 1 OR lifecycle = ...)`: that OR keeps SQLite from using
   // the lifecycle column of incoming_by_recipient, and the default list would walk every item the
   // recipient ever had (completed ones are kept for good).
-  const incomingList = (lifecycle: string) => db.prepare<[{ recipientId: number; organisationId: number }], IncomingRow>(`
+  const incomingList = (lifecycle: string) => namedRows(db.prepare<[{ recipientId: number; organisationId: number }], IncomingRow>(`
     SELECT ${INCOMING_COLUMNS} FROM incoming_items i LEFT JOIN assistance_stages s ON s.id = i.stage_id
      WHERE i.recipient_id = @recipientId AND i.organisation_id = @organisationId ${lifecycle}
-     ORDER BY i.priority_rank, i.requested_at_utc, i.id`);
+     ORDER BY i.priority_rank, i.requested_at_utc, i.id`));
   const floatingForRecipient = incomingList("AND i.lifecycle = 'floating'");
   const everyIncomingForRecipient = incomingList('');
   const updateIncoming = db.prepare<[IncomingUpdate]>(`

@@ -1,5 +1,6 @@
 import type { ResourceMode, TaskStatus } from '../schemas/common.js';
 import type { Db } from './open.js';
+import { namedRows } from './rows.js';
 import { BLOCKED_CONDITION } from './task-reads.js';
 
 /** A task as the scheduler needs it, seen from one assignee. */
@@ -26,7 +27,7 @@ export interface AcceptedIncomingRow {
 
 /** The two reads a resource's plan is computed from. */
 export function planInputStatements(db: Db) {
-  const tasks = db.prepare<[number], PlanTaskRow>(`
+  const tasks = namedRows(db.prepare<[number], PlanTaskRow>(`
     SELECT t.id, t.status, t.estimated_minutes AS estimatedMinutes, t.resource_mode AS resourceMode,
            t.started_at_local AS startedAt, t.earliest_start_local AS earliestStart,
            t.release_date_local AS releaseDate,
@@ -37,13 +38,13 @@ export function planInputStatements(db: Db) {
       JOIN tasks t ON t.id = mine.task_id
       JOIN projects p ON p.id = t.project_id
      WHERE mine.staff_id = ? AND t.status <> 'Done'
-     ORDER BY p.priority, p.id, t.sequence, t.id`);
-  const accepted = db.prepare<[number], AcceptedIncomingRow>(`
+     ORDER BY p.priority, p.id, t.sequence, t.id`));
+  const accepted = namedRows(db.prepare<[number], AcceptedIncomingRow>(`
     SELECT id, lifecycle, planned_start_local AS plannedStart, actual_start_utc AS actualStartUtc,
            estimated_minutes AS estimatedMinutes
       FROM incoming_items
      WHERE recipient_id = ? AND lifecycle IN ('planned', 'inprogress')
-     ORDER BY CASE lifecycle WHEN 'inprogress' THEN 0 ELSE 1 END, actual_start_utc, planned_start_local, id`);
+     ORDER BY CASE lifecycle WHEN 'inprogress' THEN 0 ELSE 1 END, actual_start_utc, planned_start_local, id`));
   return {
     tasks: (staffId: number) => tasks.all(staffId),
     acceptedIncoming: (staffId: number) => accepted.all(staffId),

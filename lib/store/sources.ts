@@ -1,5 +1,6 @@
 import type { AssistanceKind, PriorityName } from '../schemas/common.js';
 import type { Db } from './open.js';
+import { namedRows } from './rows.js';
 
 export interface SourceItemRow {
   id: number;
@@ -47,22 +48,22 @@ export const HISTORY_KEPT = 100;
 
 /** Linked source items, the changes and activations refreshes record, and publications. */
 export function sourceStatements(db: Db) {
-  const ofTasks = db.prepare<[string], TaskSourceRow>(`
+  const ofTasks = namedRows(db.prepare<[string], TaskSourceRow>(`
     SELECT ts.task_id AS taskId, ${ITEM_COLUMNS}
       FROM task_sources ts JOIN source_items si ON si.id = ts.source_item_id
-     WHERE ts.task_id IN (SELECT value FROM json_each(?)) ORDER BY ts.task_id, ts.position`);
+     WHERE ts.task_id IN (SELECT value FROM json_each(?)) ORDER BY ts.task_id, ts.position`));
   // Items a reply is still expected from: published requests, still open, raised from tasks of
   // this resource, Done ones too (a reply to a question asked before finishing must still come
   // in, and nothing else refreshes a Done task's items). external_ref is kept when a follow-up
   // re-queues the request, so it marks "sent once".
-  const expectingReplies = db.prepare<[number], TaskSourceRow>(`
+  const expectingReplies = namedRows(db.prepare<[number], TaskSourceRow>(`
     SELECT DISTINCT a.task_id AS taskId, ${ITEM_COLUMNS}
       FROM task_assignments a
       JOIN assistance_stages s ON s.origin_task_id = a.task_id
       JOIN incoming_items i ON i.stage_id = s.id AND i.response_state = 'open'
       JOIN source_publications p ON p.stage_id = s.id AND p.external_ref IS NOT NULL
       JOIN source_items si ON si.id = p.source_item_id
-     WHERE a.staff_id = ?`);
+     WHERE a.staff_id = ?`));
   const item = db.prepare<[number], SourceItemRow>(`SELECT ${ITEM_COLUMNS} FROM source_items si WHERE si.id = ?`);
   const tasksOfItem = db.prepare<[number], { taskId: number }>('SELECT task_id AS taskId FROM task_sources WHERE source_item_id = ?');
   const success = db.prepare<[{ id: number; title: string; description: string | null; businessStatus: string | null; now: number }]>(`

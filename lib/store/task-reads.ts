@@ -1,6 +1,7 @@
 import type { AssistanceKind, Lifecycle, PriorityName, ResourceMode, ResponseState, TaskStatus } from '../schemas/common.js';
 import { liveLeaseAt } from './claims.js';
 import type { Db } from './open.js';
+import { namedRows } from './rows.js';
 
 /** One task with its project and the flags that decide blocking and leasing. */
 export interface TaskRow {
@@ -167,49 +168,49 @@ export function taskReadStatements(db: Db) {
     SELECT t.organisation_id AS organisationId,
            EXISTS (SELECT 1 FROM task_assignments a WHERE a.task_id = t.id AND a.staff_id = @staffId) AS assigned
       FROM tasks t WHERE t.id = @id`);
-  const one = db.prepare<[{ id: number; now: number }], TaskRow>(`
-    SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.id = @id`);
-  const unfinishedForResource = db.prepare<[{ staffId: number; now: number }], TaskCandidateRow>(`
+  const one = namedRows(db.prepare<[{ id: number; now: number }], TaskRow>(`
+    SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.id = @id`));
+  const unfinishedForResource = namedRows(db.prepare<[{ staffId: number; now: number }], TaskCandidateRow>(`
     SELECT ${CANDIDATE_COLUMNS}
       FROM open_assignments mine
       JOIN tasks t ON t.id = mine.task_id
       JOIN projects p ON p.id = t.project_id
-     WHERE mine.staff_id = @staffId AND t.status <> 'Done'`);
+     WHERE mine.staff_id = @staffId AND t.status <> 'Done'`));
   // Offer order (contract 5), sorting only the tasks listed.
-  const inOfferOrder = db.prepare<[{ ids: string; now: number }], TaskRow>(`
+  const inOfferOrder = namedRows(db.prepare<[{ ids: string; now: number }], TaskRow>(`
     SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.id ${IN_IDS}
-     ORDER BY p.priority, p.id, t.sequence, t.id`);
-  const assignees = db.prepare<[{ ids: string }], AssigneeRow>(`
+     ORDER BY p.priority, p.id, t.sequence, t.id`));
+  const assignees = namedRows(db.prepare<[{ ids: string }], AssigneeRow>(`
     SELECT a.task_id AS taskId, a.staff_id AS staffMemberId, s.name, a.estimated_minutes AS estimatedMinutes
       FROM task_assignments a JOIN staff s ON s.id = a.staff_id
-     WHERE a.task_id ${IN_IDS} ORDER BY a.task_id, a.staff_id`);
-  const dependencies = db.prepare<[{ ids: string }], DependencyRow>(`
+     WHERE a.task_id ${IN_IDS} ORDER BY a.task_id, a.staff_id`));
+  const dependencies = namedRows(db.prepare<[{ ids: string }], DependencyRow>(`
     SELECT d.task_id AS taskId, d.prerequisite_id AS prerequisiteId, pre.status
       FROM task_dependencies d JOIN tasks pre ON pre.id = d.prerequisite_id
-     WHERE d.task_id ${IN_IDS} ORDER BY d.task_id, d.prerequisite_id`);
-  const intervals = db.prepare<[{ ids: string }], IntervalRow>(`
+     WHERE d.task_id ${IN_IDS} ORDER BY d.task_id, d.prerequisite_id`));
+  const intervals = namedRows(db.prepare<[{ ids: string }], IntervalRow>(`
     SELECT task_id AS taskId, staff_id AS staffMemberId, start_local AS start, end_local AS "end",
            start_utc AS startUtc, end_utc AS endUtc
-      FROM actual_intervals WHERE task_id ${IN_IDS} ORDER BY task_id, start_utc, staff_id, id`);
-  const humanRequests = db.prepare<[{ ids: string }], HumanRequestRow>(`
-    SELECT ${HUMAN_REQUEST_COLUMNS} WHERE s.origin_task_id ${IN_IDS} ORDER BY s.origin_task_id, s.id`);
-  const sourceContexts = db.prepare<[{ ids: string }], SourceContextRow>(`
+      FROM actual_intervals WHERE task_id ${IN_IDS} ORDER BY task_id, start_utc, staff_id, id`));
+  const humanRequests = namedRows(db.prepare<[{ ids: string }], HumanRequestRow>(`
+    SELECT ${HUMAN_REQUEST_COLUMNS} WHERE s.origin_task_id ${IN_IDS} ORDER BY s.origin_task_id, s.id`));
+  const sourceContexts = namedRows(db.prepare<[{ ids: string }], SourceContextRow>(`
     SELECT ts.task_id AS taskId, si.provider_key AS providerKey, si.item_id AS itemId, si.title, si.description,
            si.business_status AS businessStatus, si.last_success_utc AS lastSuccessUtc, si.is_available AS isAvailable
       FROM task_sources ts JOIN source_items si ON si.id = ts.source_item_id
-     WHERE ts.task_id ${IN_IDS} ORDER BY ts.task_id, ts.position`);
-  const sourceChanges = db.prepare<[{ ids: string }], SourceChangeRow>(`
+     WHERE ts.task_id ${IN_IDS} ORDER BY ts.task_id, ts.position`));
+  const sourceChanges = namedRows(db.prepare<[{ ids: string }], SourceChangeRow>(`
     SELECT id, task_id AS taskId, incoming_id AS incomingId, kind, before_facts AS beforeFacts,
            after_facts AS afterFacts, response, author, occurred_utc AS occurredUtc, received_utc AS receivedUtc,
            acknowledged_utc AS acknowledgedUtc
-      FROM source_changes WHERE task_id ${IN_IDS} ORDER BY task_id, id`);
-  const sourceActivations = db.prepare<[{ ids: string }], SourceActivationRow>(`
+      FROM source_changes WHERE task_id ${IN_IDS} ORDER BY task_id, id`));
+  const sourceActivations = namedRows(db.prepare<[{ ids: string }], SourceActivationRow>(`
     SELECT task_id AS taskId, activated_utc AS activatedUtc, sources
-      FROM source_activations WHERE task_id ${IN_IDS} ORDER BY task_id, id`);
-  const notes = db.prepare<[number], NoteRow>(`
+      FROM source_activations WHERE task_id ${IN_IDS} ORDER BY task_id, id`));
+  const notes = namedRows(db.prepare<[number], NoteRow>(`
     SELECT n.id, n.text, n.created_utc AS createdUtc, c.name AS clientName, s.name AS staffName
       FROM notes n JOIN api_clients c ON c.id = n.client_id JOIN staff s ON s.id = n.staff_id
-     WHERE n.task_id = ? ORDER BY n.id`);
+     WHERE n.task_id = ? ORDER BY n.id`));
 
   return {
     /** Organisation and assignment of a task, for the not-found and not-owned checks. */
