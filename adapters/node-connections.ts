@@ -85,7 +85,7 @@ export class ConnectionAnswers {
     else answer(routed);
   }
 
-  #answerClientError(answer: ServiceResponse | 'timeout' | null, error: Error, socket: Duplex): void {
+  #answerClientError(answer: ServiceResponse | null, error: Error, socket: Duplex): void {
     const pending = this.#pending.get(socket) ?? [];
     // The client ended its side in the middle of a message no request waits on: typically the
     // upload it gave up after its 413. That was the answer; another would only confuse it.
@@ -101,20 +101,13 @@ export class ConnectionAnswers {
         return;
       }
       cutOff.res.once('finish', () => socket.destroy());
-      if (answer === 'timeout') {
-        cutOff.res.writeHead(408, ['connection', 'close', 'x-trace-id', newTraceId()]);
-        cutOff.res.end();
-        return;
-      }
       // An answer to a request node:http delivered: the host's request log sees it as such.
       observe(this.#observers.onResponse, answer, cutOff.req);
       write(cutOff.res, { ...answer, headers: { ...answer.headers, connection: 'close' } });
       return;
     }
-    if (answer !== 'timeout') observe(this.#observers.onClientError, answer, error);
-    // No error code of the API fits a request too slow to arrive, so no problem body; the trace id
-    // every response carries (contract 1) it still gets.
-    const bytes = answer === 'timeout' ? `HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nX-Trace-Id: ${newTraceId()}\r\n\r\n` : rawResponse(answer);
+    observe(this.#observers.onClientError, answer, error);
+    const bytes = rawResponse(answer);
     const send = () => socket.end(bytes, () => socket.destroy());
     if (pending.length === 0) send();
     else this.#after.set(socket, send);
@@ -186,12 +179,12 @@ function refusedMethodLine(error: Error): { method: string; target: string } | n
 /**
  * The answer to unparseable bytes: a malformed request (bad syntax, invalid characters, a header
  * block over node's size limit) is 400 validation_failed, oversized chunk extensions are 413; a
- * client too slow to send its request gets a bare 408 with only its X-Trace-Id, as no error code of
- * the API fits. Null: the peer is gone.
+ * client too slow to send its request gets a bare 408 with only its X-Trace-Id (contract 1: every
+ * response carries one), as no error code of the API fits. Null: the peer is gone.
  */
-function clientErrorAnswer(error: Error): ServiceResponse | 'timeout' | null {
+function clientErrorAnswer(error: Error): ServiceResponse | null {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ECONNRESET' || code === 'EPIPE') return null;
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'timeout';
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, headers: { 'x-trace-id': newTraceId() }, body: '' };
   return problemResponse(code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 'request_too_large' : 'validation_failed', newTraceId());
 }

@@ -700,8 +700,12 @@ t.test('Expect: 100-continue is answered 100 within the limit and 413 at once ov
   tt.match(refused, /"code":"authentication_failed"/);
 });
 
-t.test('createNodeServer: a request too slow to arrive gets 408 with an X-Trace-Id, then the connection closes', async (tt) => {
-  const { server, port } = await listen(tt, { handle: () => ({ status: 204, headers: {} }) });
+t.test('createNodeServer: a request too slow to arrive gets 408 with an X-Trace-Id, reported to the observers, then the connection closes', async (tt) => {
+  const heard: { observer: string; status: number; traceId: string | undefined }[] = [];
+  const { server, port } = await listen(tt, { handle: () => ({ status: 204, headers: {} }) }, {
+    onResponse: (response) => heard.push({ observer: 'onResponse', status: response.status, traceId: response.headers['x-trace-id'] }),
+    onClientError: (response) => heard.push({ observer: 'onClientError', status: response.status, traceId: response.headers['x-trace-id'] }),
+  });
   for (const [what, sent, delivered] of [
     ['headers cut off', 'GET /api/v1/identity HTTP/1.1\r\nHost: x\r\n', false],
     ['a body cut off', 'POST /api/v1/tasks/1/notes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"te', true],
@@ -721,7 +725,11 @@ t.test('createNodeServer: a request too slow to arrive gets 408 with an X-Trace-
     await closed;
     const text = Buffer.concat(received).toString('latin1');
     tt.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n/, what);
-    tt.match(text, /\r\nX-Trace-Id: [0-9a-f]{32}\r\n/i, `${what}: a trace id`);
+    const traceId = /\r\nX-Trace-Id: ([0-9a-f]{32})\r\n/i.exec(text)?.[1];
+    tt.ok(traceId, `${what}: a trace id`);
     tt.match(text, /\r\nConnection: close\r\n/i, `${what}: the connection closes`);
+    tt.match(text, /\r\n\r\n$/, `${what}: no body`);
+    // The host's log finds the line by the trace id the client was given.
+    tt.strictSame(heard.splice(0), [{ observer: delivered ? 'onResponse' : 'onClientError', status: 408, traceId }], `${what}: observed`);
   }
 });
