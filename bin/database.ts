@@ -61,6 +61,9 @@ function removeIfOnlyOurs(db: Db, file: string, claimedAt: number | undefined, i
   }
 }
 
+const removedWhileWaiting = (path: string): CommandError =>
+  new CommandError(`the database file ${path} was removed while this command waited (another command that created it failed); nothing was changed`);
+
 /**
  * Opens the database the CLI owns, creating the directory of a file database first. With
  * `mustExist` (commands that manage what is already there) a missing file is an error instead:
@@ -110,15 +113,16 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
         if (created && holdsNoOrganisation(db)) claimedAt = Number(db.pragma('data_version', { simple: true }));
       },
       assertInPlace: () => {
-        if (!inPlace()) {
-          throw new CommandError(`the database file ${path} was removed while this command waited (another command that created it failed); nothing was changed`);
-        }
+        if (!inPlace()) throw removedWhileWaiting(path);
       },
     };
   } catch (error) {
     handle?.close();
     if (file !== undefined && created) removeDatabaseFiles(file);
     if (file !== undefined && createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
+    // Made by another command, and gone: that command failed and removed it while this one was
+    // opening it, and SQLite names only what it could no longer read ("disk I/O error").
+    if (file !== undefined && !created && !existsSync(file)) throw removedWhileWaiting(path);
     throw new CommandError(`cannot open database ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -108,6 +108,39 @@ t.test('CLI DATABASE: a command that opened a database another command then remo
   t.strictSame(reported, ['loaded'], 'the report was made ready, and never written (it would have come after the look)');
 });
 
+t.test('CLI DATABASE: a database removed while this command was still opening it is reported as removed, not as SQLite\'s read error', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  loadElsewhere(path);
+  const actual = await import('../lib/store/open.js');
+  // (Mocks are keyed by the file tsx loads.) The other command (which created the file and failed) removes it in the middle of this one's
+  // opening; SQLite then fails on what it can no longer read.
+  const { openDb: openingWhileRemoved } = await t.mockImport<typeof import('../bin/database.js')>('../bin/database.js', {
+    '../lib/store/open.ts': {
+      ...actual,
+      openDatabase: () => {
+        removeDatabaseFiles(path);
+        throw Object.assign(new Error('disk I/O error'), { name: 'SqliteError', code: 'SQLITE_IOERR_SHORT_READ' });
+      },
+    },
+  });
+  const failure = await openingWhileRemoved(path).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof Error, `the command fails (got ${String(failure)})`);
+  t.match(String(failure), /the database file .*db\.sqlite was removed while this command waited \(another command that created it failed\); nothing was changed/);
+  t.notOk(existsSync(path), 'nothing was made in its place');
+
+  // A file still there is SQLite's to describe.
+  loadElsewhere(path);
+  const { openDb: openingBroken } = await t.mockImport<typeof import('../bin/database.js')>('../bin/database.js', {
+    '../lib/store/open.ts': {
+      ...actual,
+      openDatabase: () => {
+        throw Object.assign(new Error('disk I/O error'), { name: 'SqliteError', code: 'SQLITE_IOERR_SHORT_READ' });
+      },
+    },
+  });
+  t.match(String(await openingBroken(path).then(() => null, (error: unknown) => error)), /cannot open database .*db\.sqlite: disk I\/O error/);
+});
+
 t.test('CLI DATABASE: a database file gone while its -wal is still there is refused, and neither is touched', async (t) => {
   const path = join(t.testdir(), 'db.sqlite');
   writeFileSync(`${path}-wal`, 'the latest writes of a file that was moved away');
