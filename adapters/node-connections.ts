@@ -2,6 +2,7 @@ import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
+import { drainRest } from './node-drain.js';
 import { hasRepeatedField, rawResponse, write } from './node-response.js';
 import { handleSafely, mountedUrl, observe, originForm, type Handler } from './shared.js';
 
@@ -55,14 +56,17 @@ export class ConnectionAnswers {
 
   /**
    * RFC 9112 (3.2): an HTTP/1.1 request without a Host, or any request with two, is 400. True
-   * when it answered.
+   * when it is refused (the answer follows once the body is drained).
    */
   refuseHost(req: IncomingMessage, res: ServerResponse): boolean {
     if (!hostInvalid(req)) return false;
     const response = problemResponse('validation_failed', newTraceId(), { connection: 'close' });
-    observe(this.#observers.onResponse, response, req);
-    req.resume();
-    write(res, response);
+    // The connection closes after the answer, so the body still coming is drained first (as
+    // before a 413 that closes it): closing under it would reset the connection, answer and all.
+    void drainRest(req).then(() => {
+      observe(this.#observers.onResponse, response, req);
+      write(res, response);
+    });
     return true;
   }
 

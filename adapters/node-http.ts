@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { ConnectionAnswers } from './node-connections.js';
+import { drainRest, endAfterAnswer } from './node-drain.js';
 import { hasRepeatedField, write } from './node-response.js';
 import { tlsPairProblem, type TlsPair } from './tls-pair.js';
 import { checkAdapterOptions, handleSafely, internalErrorResponse, mountedResponse, mountedUrl, observe, originForm, type Handler } from './shared.js';
@@ -42,58 +43,6 @@ function declaredLength(req: IncomingMessage): number {
  * the handler runs, and the body comes.)
  */
 const continueWithheld = new WeakSet<IncomingMessage>();
-
-/**
- * How much of an oversized body is read and thrown away, and for how long. Closing while the
- * client is still sending makes the kernel reset the connection, and a reset can destroy the 413
- * before the client reads it (RFC 9112, 9.6). So the rest is drained instead; a body that goes
- * on past these bounds is cut off. Many clients read no answer before their upload is out, so
- * the size bound is generous: discarding costs no memory, and the time bound caps the work.
- */
-const OVERSIZED_BODY_DRAIN = { bytes: 64 * 1024 * 1024, milliseconds: 5_000 } as const;
-
-/**
- * Drains the rest of the body. Settles `ended` once it has all been read (or the request is gone),
- * or `cut` past the bounds, with the request paused: the connection is then to end after the 413.
- */
-function drainRest(req: IncomingMessage): Promise<'ended' | 'cut'> {
-  if (req.complete || req.readableEnded) return Promise.resolve('ended');
-  return new Promise((resolve) => {
-    let drained = 0;
-    const stop = (outcome: 'ended' | 'cut'): void => {
-      clearTimeout(timer);
-      req.off('data', onData);
-      req.off('end', ended);
-      req.off('close', ended);
-      resolve(outcome);
-    };
-    const ended = (): void => stop('ended');
-    const cutOff = (): void => {
-      req.pause();
-      stop('cut');
-    };
-    const onData = (chunk: Buffer): void => {
-      drained += chunk.length;
-      if (drained > OVERSIZED_BODY_DRAIN.bytes) cutOff();
-    };
-    const timer = setTimeout(cutOff, OVERSIZED_BODY_DRAIN.milliseconds);
-    timer.unref();
-    req.on('data', onData);
-    req.once('end', ended);
-    req.once('close', ended);
-    req.resume();
-  });
-}
-
-/**
- * Past the drain's bounds the rest of the body is not waited for: the 413 still goes out (a reset
- * may follow it, the best that can be done), then the connection ends.
- */
-function endAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-  if (!res.headersSent) res.setHeader('connection', 'close');
-  else if (res.writableFinished) req.socket.destroy();
-  else res.once('finish', () => req.socket.destroy());
-}
 
 /**
  * Whether node:http closes the connection after this answer: the client asked for it (or speaks

@@ -613,6 +613,32 @@ t.test('a missing or repeated Host is a problem+json 400 (RFC 9112 3.2)', async 
   tt.equal(recorder.seen.length, 1, 'only the HTTP/1.0 request reached handle()');
 });
 
+t.test('a request refused for its Host has its body drained before the 400 closes the connection: the client sends it all without a reset, then reads the 400', async (tt) => {
+  const service = emptyService(tt);
+  const heard: number[] = [];
+  const { port } = await listen(tt, service, { onResponse: (response) => heard.push(response.status) });
+  const bytes = 1_600_000;
+  for (const [what, host] of [['without Host', ''], ['with two', 'Host: a\r\nHost: b\r\n']] as const) {
+    let failedWrite: string | undefined;
+    let sentAll = false;
+    let answeredEarly = false;
+    const { text, closedByServer } = await answers(port, 2, async (socket) => {
+      socket.on('error', (error: NodeJS.ErrnoException) => (failedWrite = error.code));
+      socket.once('data', () => (answeredEarly = !sentAll));
+      socket.write(`POST /api/v1/tasks/1/notes HTTP/1.1\r\n${host}Content-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`);
+      await stream(socket, bytes, false);
+      sentAll = !socket.destroyed;
+    });
+    tt.equal(statusOf(text), 400, `${what}: 400 read`);
+    tt.match(text, /"code":"validation_failed"/, `${what}: validation_failed`);
+    tt.equal(closedByServer, true, `${what}: then the server closed the connection`);
+    tt.equal(failedWrite, undefined, `${what}: no write of the client failed (no reset)`);
+    tt.ok(sentAll, `${what}: the whole body went out`);
+    tt.notOk(answeredEarly, `${what}: the answer came after the body`);
+  }
+  tt.strictSame(heard, [400, 400], 'the host heard both answers');
+});
+
 t.test('CONNECT on an operation path is 405 with Allow, elsewhere 404, instead of a dropped connection', async (tt) => {
   const service = emptyService(tt);
   const { port } = await listen(tt, service);
