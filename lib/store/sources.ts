@@ -92,12 +92,13 @@ export function sourceStatements(db: Db) {
     SELECT r.stage_id AS stageId, s.origin_task_id AS originTaskId, i.id AS incomingId
       FROM source_publication_refs r JOIN assistance_stages s ON s.id = r.stage_id JOIN incoming_items i ON i.stage_id = s.id
      WHERE r.source_item_id = @sourceItemId AND r.external_ref = @ref`);
-  // Also after the agent resolved the request (contract 8 and 9 make no exception): a human who
-  // answers again may have changed the answer, so it is evaluated again, and a blocking request
-  // blocks its task until it is. The lifecycle stays as it is.
+  // A reply that arrives after the agent resolved the request is still recorded as a change, but
+  // does not reopen it: resolved is final (contract 8: evaluating it again is 409
+  // request_completed), and responded again it would block its task on a reply alone, refusing
+  // the claim that found it (contract 9: a reply alone does not) or blocking a Done task.
   const respond = db.prepare<[{ id: number; response: string; now: number; revision: string }]>(`
     UPDATE incoming_items SET response = @response, response_state = 'responded', responded_at_utc = @now, revision = @revision
-     WHERE id = @id`);
+     WHERE id = @id AND response_state <> 'resolved'`);
   const enqueue = db.prepare<[{ stageId: number; sourceItemId: number; now: number; message: string | null }]>(`
     INSERT INTO source_publications (stage_id, source_item_id, state, attempts, next_attempt_utc, pending_message)
     VALUES (@stageId, @sourceItemId, 'pending', 0, @now, @message)
