@@ -118,11 +118,17 @@ const NUMBER_PARTS = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 function denotesExactly(lexeme: string, value: number): boolean {
   if (SHORT_INTEGER.test(lexeme)) return true;
   const [, whole = '', fraction = '', exponentText = '0'] = NUMBER_PARTS.exec(lexeme) ?? [];
-  const significant = `${whole}${fraction}`.replace(/^0+/, '');
-  if (significant === '') return true;
-  const digits = significant.replace(/0+$/, '');
+  const written = `${whole}${fraction}`;
+  // Loops, not /^0+/ and /0+$/: the second backtracks quadratically over a long run of zeros
+  // followed by another digit, seconds for one 128 KiB number.
+  let first = 0;
+  while (first < written.length && written.charCodeAt(first) === CH_ZERO) first++;
+  if (first === written.length) return true;
+  let end = written.length;
+  while (written.charCodeAt(end - 1) === CH_ZERO) end--;
+  const digits = written.slice(first, end);
   // A huge exponent text reads inexactly, but only its sign matters then.
-  const exponent = Number(exponentText) - fraction.length + (significant.length - digits.length);
+  const exponent = Number(exponentText) - fraction.length + (written.length - end);
   // Past 16 digits the text names more than 2^53.
   if (exponent < 0 || digits.length + exponent > 16) return false;
   return BigInt(`${digits}${'0'.repeat(exponent)}`) === BigInt(Math.abs(value));

@@ -300,6 +300,10 @@ t.test('a number that reads as an integer it does not denote is inexact_integer'
   ] as const) {
     tt.equal(expectOk(tt, text).value, value, `${text.length > 40 ? `${text.slice(0, 20)}...` : text} reads exactly`);
   }
+  // As long as a request body allows: the digits are looked at once each.
+  expectFailure(tt, `1.${'0'.repeat(131_000)}1`, 'inexact_integer', 0);
+  tt.equal(expectOk(tt, `1.${'0'.repeat(131_000)}`).value, 1, '1.000... names 1 exactly');
+  tt.equal(expectOk(tt, `${'0'.repeat(1)}.${'0'.repeat(131_000)}e999`).value, 0);
   // Numbers that are not integers are read as JSON.parse reads them (no integer member takes them).
   tt.equal(expectOk(tt, '0.1').value, 0.1);
   tt.equal(expectOk(tt, '4.99999999999999').value, 4.99999999999999);
