@@ -88,12 +88,15 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   }
   let createdDirectory: string | undefined;
   let created = false;
+  // The file was there when this command came to make it: found, or made by another command.
+  let madeElsewhere = false;
   let handle: Db | undefined;
   try {
     if (file !== undefined) {
       createdDirectory = makeParents(dirname(file));
       // Made here, exclusively: a command removes only a file it made itself.
       created = createNewPrivateFile(file);
+      madeElsewhere = !created;
     }
     handle = openConnection(path);
     const { db } = openDatabase(handle);
@@ -120,9 +123,9 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
     handle?.close();
     if (file !== undefined && created) removeDatabaseFiles(file);
     if (file !== undefined && createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
-    // Made by another command, and gone: that command failed and removed it while this one was
+    // Made elsewhere, and gone: the command that made it failed and removed it while this one was
     // opening it, and SQLite names only what it could no longer read ("disk I/O error").
-    if (file !== undefined && !created && !existsSync(file)) throw removedWhileWaiting(path);
+    if (file !== undefined && madeElsewhere && !existsSync(file)) throw removedWhileWaiting(path);
     throw new CommandError(`cannot open database ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
