@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createNewPrivateFile, linkTarget, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../lib/store/files.js';
 import type { Db } from '../lib/store/open.js';
@@ -58,6 +58,16 @@ function removeIfOnlyOurs(db: Db, file: string, claimedAt: number | undefined, i
     return false;
   } finally {
     db.exec('ROLLBACK');
+  }
+}
+
+/** No entry at `file` at all (lstat: a link that cannot be followed, a loop say, is still there). */
+function gone(file: string): boolean {
+  try {
+    lstatSync(file);
+    return false;
+  } catch {
+    return true;
   }
 }
 
@@ -125,7 +135,7 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
     if (file !== undefined && createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
     // Made elsewhere, and gone: the command that made it failed and removed it while this one was
     // opening it, and SQLite names only what it could no longer read ("disk I/O error").
-    if (file !== undefined && madeElsewhere && !existsSync(file)) throw removedWhileWaiting(path);
+    if (file !== undefined && madeElsewhere && gone(file)) throw removedWhileWaiting(path);
     throw new CommandError(`cannot open database ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -141,6 +141,16 @@ t.test('CLI DATABASE: a database removed while this command was still opening it
   t.match(String(await openingBroken(path).then(() => null, (error: unknown) => error)), /cannot open database .*db\.sqlite: disk I\/O error/);
 });
 
+t.test('CLI DATABASE: a --db that is a loop of links is SQLite\'s to describe, not a file another command removed', async (t) => {
+  const dir = t.testdir();
+  symlinkSync(join(dir, 'loopB'), join(dir, 'loopA'));
+  symlinkSync(join(dir, 'loopA'), join(dir, 'loopB'));
+  const failure = await openDb(join(dir, 'loopA')).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof CommandError, `the command fails (got ${String(failure)})`);
+  t.match(String(failure), /cannot open database .*loopA: /);
+  t.notMatch(String(failure), /removed while this command waited/);
+});
+
 t.test('CLI DATABASE: a database file gone while its -wal is still there is refused, and neither is touched', async (t) => {
   const path = join(t.testdir(), 'db.sqlite');
   writeFileSync(`${path}-wal`, 'the latest writes of a file that was moved away');
