@@ -94,7 +94,7 @@ const Revision = Uuid;
 
 const EvaluatedItem = Int32({
   minimum: 1,
-  description: "An Incoming item of this task's assistance (as `responsesAwaitingEvaluation[].id` names one); the id of any other item is 422 invalid_field.",
+  description: "An Incoming item of this task's assistance (as `responsesAwaitingEvaluation[].id` names one); any other id (unknown, or another item's) is 422 invalid_field.",
 });
 
 export const ExternalEvaluation = Type.Union(
@@ -102,7 +102,7 @@ export const ExternalEvaluation = Type.Union(
     Type.Object(
       { decision: Type.Enum(['acknowledge']), eventId: Type.Integer({
         format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER,
-        description: "A change of this task (`externalChanges[].id`); the id of any other change is 422 invalid_field, one already acknowledged 409 source_context_changed.",
+        description: "A change of this task (`externalChanges[].id`); any other id (unknown, or another change's) is 422 invalid_field, one already acknowledged 409 source_context_changed.",
       }) },
       { additionalProperties: false },
     ),
