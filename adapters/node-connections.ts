@@ -64,6 +64,8 @@ export class ConnectionAnswers {
     // The connection closes after the answer, so the body still coming is drained first (as
     // before a 413 that closes it): closing under it would reset the connection, answer and all.
     void drainRest(req).then(() => {
+      // Bytes that broke the body's framing meanwhile were answered (with their 400) instead.
+      if (res.headersSent) return;
       observe(this.#observers.onResponse, response, req);
       write(res, response);
     });

@@ -639,6 +639,30 @@ t.test('a request refused for its Host has its body drained before the 400 close
   tt.strictSame(heard, [400, 400], 'the host heard both answers');
 });
 
+t.test('a request refused for its Host whose body breaks its framing while drained gets that 400 only, and the host hears of one answer', async (tt) => {
+  const service = emptyService(tt);
+  const heard: string[] = [];
+  const { port } = await listen(tt, service, {
+    onResponse: (response) => heard.push(response.headers['x-trace-id'] ?? ''),
+    onClientError: (response) => heard.push(response.headers['x-trace-id'] ?? ''),
+  });
+  freezeTimers(tt);
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  // node delivers the request (no Host: refused, its body drained), then fails on the bad chunk.
+  socket.write('POST /api/v1/tasks/1/notes HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\nZZZ\r\n');
+  await closed;
+  // The drain's deadline passes too: its answer, already overtaken, must not be reported.
+  mock.timers.tick(5_000);
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  tt.equal(statusOf(text), 400, 'one 400');
+  tt.equal([...text.matchAll(/HTTP\/1\.1 /g)].length, 1, 'and nothing after it');
+  tt.strictSame(heard, [/\r\nx-trace-id: ([0-9a-f]{32})\r\n/i.exec(text)?.[1]], 'the host heard of the answer sent, and of no other');
+});
+
 t.test('CONNECT on an operation path is 405 with Allow, elsewhere 404, instead of a dropped connection', async (tt) => {
   const service = emptyService(tt);
   const { port } = await listen(tt, service);
