@@ -58,7 +58,7 @@ main(process.argv.slice(2)).catch(async (error: unknown) => {
     return;
   }
   // Already loaded when they can have been thrown.
-  const [{ FixtureError }, { AdminError }] = await Promise.all([import('../lib/fixtures/load.js'), import('../lib/admin/clients.js')]);
+  const [{ FixtureError }, { AdminError }] = await Promise.all([import('../lib/fixtures/fixture-error.js'), import('../lib/admin/clients.js')]);
   if (error instanceof FixtureError) {
     err(`fixture error: ${error.message}`);
   } else if (error instanceof AdminError || error instanceof CommandError) {

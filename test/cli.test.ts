@@ -176,6 +176,24 @@ t.test('load --db under a directory that cannot be created fails at once (node\'
   tt.match(result.stderr, /^error: cannot open database \/proc\/no-such-dir\/x\.sqlite: /m);
 });
 
+t.test('client commands start without TypeBox (its seven hundred modules cost a third of a second; only serve and load validate)', async (tt) => {
+  // A resolve hook that refuses TypeBox: a client command that loaded it would fail.
+  const refuseTypeBox = 'export async function resolve(specifier, context, next) {'
+    + " if (specifier === 'typebox' || specifier.startsWith('typebox/')) throw new Error('TypeBox was loaded');"
+    + ' return next(specifier, context); }';
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(refuseTypeBox)}`)});`;
+  const env = { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(register)}` };
+  const path = demoDatabase(tt);
+  const listed = await run(['client', 'list', '--db', path], env);
+  tt.equal(listed.code, 0, listed.stderr);
+  tt.match(listed.stdout, /^id=100 org=1 name="ada-bot" /m);
+  const refused = await run(['client', 'revoke', '999', '--db', path], env);
+  tt.equal(refused.code, 1);
+  tt.match(refused.stderr, /^error: no client 999$/m, 'an error is reported without loading TypeBox either');
+  const loading = await run(['load', DEMO, '--db', join(tt.testdir(), 'load.sqlite')], env);
+  tt.match(loading.stderr, /TypeBox was loaded/, 'the hook does refuse TypeBox to a command that needs it');
+});
+
 t.test('client create prints a wta_ token once and stores only its hash', async (tt) => {
   const path = demoDatabase(tt);
   const result = await run([

@@ -2,7 +2,7 @@ import { cachedAuthenticator, type Principal } from '../auth/authenticate.js';
 import { assertMayCall } from '../auth/permissions.js';
 import type { FixedWindowRateLimiter } from '../auth/rate-limit.js';
 import { ServiceError } from '../domain/errors.js';
-import { INT32_MAX } from '../schemas/common.js';
+import { INT32_MAX } from '../domain/limits.js';
 import type { ClientStatements } from '../store/clients.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import { transientDatabaseFailure } from '../store/open.js';

@@ -1,4 +1,5 @@
-import { MAX_MINUTES, type Lifecycle, type ResourceMode, type TaskStatus } from '../schemas/common.js';
+import type { Lifecycle, ResourceMode, TaskStatus } from '../domain/enumerations.js';
+import { MAX_MINUTES } from '../domain/limits.js';
 import { localToEpochMs } from '../time/london.js';
 import { workingMinutesBetween, type WeeklyCalendar } from './calendar.js';
 

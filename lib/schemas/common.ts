@@ -1,5 +1,16 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Format } from 'typebox/format';
+import {
+  ASSISTANCE_KINDS,
+  BLOCKING_REASONS,
+  LIFECYCLES,
+  PRIORITY_NAMES,
+  RESOURCE_MODES,
+  RESPONSE_STATES,
+  TASK_STATUSES,
+} from '../domain/enumerations.js';
+import type * as Enumerations from '../domain/enumerations.js';
+import { INT32_MAX } from '../domain/limits.js';
 import { LOCAL_DATE_TIME_INPUT_PATTERN, parseLocalDateTime } from '../time/london.js';
 
 /**
@@ -20,19 +31,7 @@ Format.Set(LOCAL_DATE_TIME_FORMAT, (value) => {
  * OpenAPI 3.0.3 document (see `openapi.ts`, which turns `anyOf [X, null]` into `nullable`).
  */
 
-export const INT32_MAX = 2147483647;
-
-/** Spec Limits: description, details, note text and responses, in characters (code points). */
-export const MAX_TEXT_LENGTH = 20000;
-
-/** Spec Limits: task and assistance titles, in characters (code points). */
-export const MAX_TITLE_LENGTH = 200;
-
-/** Spec Limits: every estimate in minutes (tasks, assignees, assistance). */
-export const MAX_MINUTES = 1_000_000;
-
-/** Spec Limits: a task's `sequence`. */
-export const MAX_SEQUENCE = 100_000;
+export { INT32_MAX, MAX_MINUTES, MAX_SEQUENCE, MAX_TEXT_LENGTH, MAX_TITLE_LENGTH } from '../domain/limits.js';
 
 /** A value or null; rendered as `nullable: true` in OpenAPI. */
 export function Nullable<T extends TSchema>(schema: T, options: { description?: string } = {}) {
@@ -85,21 +84,22 @@ export const Uuid = Type.String({ format: 'uuid' });
 /** A UUID with what it is for. */
 export const UuidOf = (description: string) => Type.String({ format: 'uuid', description });
 
-// Each enumeration once, as a schema and (same name) as the type of its values.
-export const TaskStatus = Type.Enum(['Ready', 'InProgress', 'Done']);
-export type TaskStatus = Static<typeof TaskStatus>;
-export const Lifecycle = Type.Enum(['floating', 'planned', 'inprogress', 'completed']);
-export type Lifecycle = Static<typeof Lifecycle>;
-export const ResponseState = Type.Enum(['open', 'responded', 'resolved']);
-export type ResponseState = Static<typeof ResponseState>;
-export const PriorityName = Type.Enum(['critical', 'high', 'normal', 'low']);
-export type PriorityName = Static<typeof PriorityName>;
-export const AssistanceKind = Type.Enum(['Question', 'Review', 'Approval', 'Action']);
-export type AssistanceKind = Static<typeof AssistanceKind>;
-export const ResourceMode = Type.Enum(['Independent', 'Collaboration']);
-export type ResourceMode = Static<typeof ResourceMode>;
-export const BlockingReason = Type.Enum(['unmet prerequisites', 'human assistance', 'external waiting']);
-export type BlockingReason = Static<typeof BlockingReason>;
+// Each enumeration once: its list in domain/enumerations.ts, its schema here under the same name
+// as the type of its values.
+export const TaskStatus = Type.Enum([...TASK_STATUSES]);
+export type TaskStatus = Enumerations.TaskStatus;
+export const Lifecycle = Type.Enum([...LIFECYCLES]);
+export type Lifecycle = Enumerations.Lifecycle;
+export const ResponseState = Type.Enum([...RESPONSE_STATES]);
+export type ResponseState = Enumerations.ResponseState;
+export const PriorityName = Type.Enum([...PRIORITY_NAMES]);
+export type PriorityName = Enumerations.PriorityName;
+export const AssistanceKind = Type.Enum([...ASSISTANCE_KINDS]);
+export type AssistanceKind = Enumerations.AssistanceKind;
+export const ResourceMode = Type.Enum([...RESOURCE_MODES]);
+export type ResourceMode = Enumerations.ResourceMode;
+export const BlockingReason = Type.Enum([...BLOCKING_REASONS]);
+export type BlockingReason = Enumerations.BlockingReason;
 
 export const NamedEntity = Type.Object(
   { id: Id, name: Type.String() },

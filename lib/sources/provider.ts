@@ -1,4 +1,5 @@
-import { MAX_TEXT_LENGTH, MAX_TITLE_LENGTH, type AssistanceKind, type PriorityName } from '../schemas/common.js';
+import type { AssistanceKind, PriorityName } from '../domain/enumerations.js';
+import { MAX_TEXT_LENGTH, MAX_TITLE_LENGTH } from '../domain/limits.js';
 
 /**
  * The linked-source provider interface (contract 9). An embedder passes providers to

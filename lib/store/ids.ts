@@ -1,4 +1,4 @@
-import { INT32_MAX } from '../schemas/common.js';
+import { INT32_MAX } from '../domain/limits.js';
 
 /**
  * SQL for the id a new row of `table` gets: one past the highest, or, once the highest is the

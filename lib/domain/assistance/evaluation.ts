@@ -1,4 +1,4 @@
-import { MAX_TEXT_LENGTH } from '../../schemas/common.js';
+import { MAX_TEXT_LENGTH } from '../limits.js';
 import type { ExternalEvaluationInput } from '../../schemas/requests.js';
 import type { AssistanceStatements } from '../../store/assistance.js';
 import type { SourceChangeStatements } from '../../store/source-changes.js';

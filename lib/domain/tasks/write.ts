@@ -1,6 +1,6 @@
 import { type Principal, workerOf } from '../../auth/authenticate.js';
 import { elapsedPlannedMinutes } from '../../plan/remaining.js';
-import { MAX_MINUTES } from '../../schemas/common.js';
+import { MAX_MINUTES } from '../limits.js';
 import type { ActualEffortInput, NoteCreateInput, TaskPatchInput } from '../../schemas/requests.js';
 import type { CalendarStatements } from '../../store/calendars.js';
 import type { EditableTask, TaskWriteStatements } from '../../store/task-writes.js';
