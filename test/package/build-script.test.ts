@@ -22,11 +22,15 @@ interface Project {
 function project(tt: TapTest): Project {
   const dir = tt.testdir({
     'package.json': JSON.stringify({ name: 'p', type: 'module', bin: { p: 'dist/bin/p.js' } }),
-    'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: '.', types: [] } }),
+    // The smallest library: each of a test's builds then takes the compiler a fifth of the time.
+    'tsconfig.json': JSON.stringify({
+      compilerOptions: { target: 'ES2022', lib: ['ES5'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: '.', types: [] },
+    }),
     'tsconfig.build.json': JSON.stringify({ extends: './tsconfig.json', include: ['lib', 'adapters', 'bin'] }),
     lib: { 'a.ts': 'export const a: number = 1;\n' },
     adapters: { 'b.ts': 'export const b = 1;\n' },
-    bin: { 'p.ts': "#!/usr/bin/env node\nimport { a } from '../lib/a.js';\nconsole.log(a);\n" },
+    // No DOM or node types in so small a library: the one global the command uses is declared.
+    bin: { 'p.ts': "#!/usr/bin/env node\nimport { a } from '../lib/a.js';\ndeclare const console: { log(value: unknown): void };\nconsole.log(a);\n" },
   });
   mkdirSync(join(dir, 'scripts'));
   cpSync(join(ROOT, 'scripts', 'build.mjs'), join(dir, 'scripts', 'build.mjs'));
