@@ -68,8 +68,10 @@ export async function client(args: string[]): Promise<void> {
       const sponsorId = parseId(str('sponsor'), '--sponsor');
       const resourceText = str('resource');
       const resourceId = resourceText === undefined ? null : parseId(resourceText, '--resource');
-      const scopes = values['scope'];
-      if (!Array.isArray(scopes) || scopes.length === 0) throw new UsageError('at least one --scope is required');
+      const scopes = Array.isArray(values['scope']) ? values['scope'] : [];
+      // An identity-only client reads /identity, which needs no scope; a worker's client without
+      // one could do nothing more, so that is taken for a forgotten flag.
+      if (resourceId !== null && scopes.length === 0) throw new UsageError('a client with --resource needs at least one --scope');
       // A bad flag value is a usage error (exit 2), found before the database is opened.
       const unknownScope = scopes.find((scope) => typeof scope !== 'string' || !isScope(scope));
       if (unknownScope !== undefined) throw new UsageError(`unknown scope "${String(unknownScope)}" (scopes: ${SCOPES.join(', ')})`);

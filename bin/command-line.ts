@@ -17,7 +17,7 @@ Commands:
       Validate a fixture file and load it (a bad fixture changes nothing). Fixtures upsert
       by id: this is how organisations, staff, projects, tasks and assignments are managed.
   client create --org ID --name NAME --sponsor STAFF_ID [--resource STAFF_ID]
-                --scope S [--scope S]... [--db FILE]
+                [--scope S]... [--db FILE]
   client rotate ID [--db FILE]
   client revoke ID [--db FILE]
   client list [--db FILE]

@@ -169,7 +169,8 @@ export async function serve(args: string[]): Promise<void> {
   server.listen(port, host, () => {
     const address = server.address() as AddressInfo;
     // Said where journald keeps it: a new, empty database where one was expected is worth seeing.
-    if (opened.created) out(`created a new database at ${resolve(opened.path)}`);
+    // On stderr, so that stdout's first line is always the listening line a harness waits for.
+    if (opened.created) err(`created a new database at ${resolve(opened.path)}`);
     out(`listening on ${scheme}://${urlHost(host)}:${address.port}`);
     if (tls === undefined && !isLoopback(address.address)) {
       err(`warning: serving plain HTTP on ${host}; bearer tokens cross the network unencrypted. Use --tls-cert and --tls-key, or a TLS-terminating proxy.`);

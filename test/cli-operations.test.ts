@@ -384,7 +384,8 @@ t.test('WTA_* configure serve; SIGTERM lets a request in flight finish, then clo
 t.test('serve stops on SIGHUP as on SIGTERM, exiting 129 so that the systemd unit starts it again; a new database is announced', async (tt) => {
   const dbPath = join(dirOf(tt), 'hangup.sqlite');
   const first = await serve(tt, ['--db', dbPath, '--demo']);
-  tt.match(first.output.stdout, new RegExp(`^created a new database at ${dbPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nlistening on`, 'm'), 'said before the listening line');
+  tt.match(first.output.stderr, new RegExp(`^created a new database at ${dbPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'), 'said on stderr');
+  tt.match(first.output.stdout, /^listening on /, 'so the listening line is the first on stdout');
   tt.equal((await fetch(`${first.base}/healthz`)).status, 200);
   first.child.kill('SIGHUP');
   await first.output.waitFor('stderr', /"message":"stopping","signal":"SIGHUP"/);
@@ -392,7 +393,7 @@ t.test('serve stops on SIGHUP as on SIGTERM, exiting 129 so that the systemd uni
   tt.notOk(existsSync(`${dbPath}-wal`), 'the database was closed (its WAL folded into the file)');
 
   const again = await serve(tt, ['--db', dbPath, '--demo']);
-  tt.notMatch(again.output.stdout, /created a new database/, 'an existing database is not announced');
+  tt.notMatch(again.output.stderr, /created a new database/, 'an existing database is not announced');
   again.child.kill('SIGTERM');
   tt.same(await exited(again.child), { code: 0, signal: null }, 'SIGTERM still exits 0');
 });

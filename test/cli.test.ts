@@ -194,6 +194,19 @@ t.test('client commands start without TypeBox (its seven hundred modules cost a 
   tt.match(loading.stderr, /TypeBox was loaded/, 'the hook does refuse TypeBox to a command that needs it');
 });
 
+t.test('client create without --scope makes an identity-only client; with --resource a scope is required (exit 2)', async (tt) => {
+  const path = demoDatabase(tt);
+  const created = await run(['client', 'create', '--org', '1', '--name', 'directory', '--sponsor', '11', '--db', path]);
+  tt.equal(created.code, 0, created.stderr);
+  tt.match(created.stdout, /^created client id=\d+ org=1 name="directory" sponsor=11 resource=none active=yes scopes=$/m);
+  const token = /^token: (wta_\S+)$/m.exec(created.stdout)?.[1] ?? '';
+  tt.equal(await identityStatus(path, token), 200, 'it reads its identity, which needs no scope');
+
+  const forgotten = await run(['client', 'create', '--org', '1', '--name', 'worker', '--sponsor', '11', '--resource', '10', '--db', path]);
+  tt.equal(forgotten.code, 2, "a worker's client without a scope could do nothing more: taken for a forgotten flag");
+  tt.match(forgotten.stderr, /^error: a client with --resource needs at least one --scope$/m);
+});
+
 t.test('client create prints a wta_ token once and stores only its hash', async (tt) => {
   const path = demoDatabase(tt);
   const result = await run([

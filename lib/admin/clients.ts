@@ -116,7 +116,9 @@ export function adminClients(db: Db, options: { now?: () => number } = {}) {
       // Like an inactive sponsor: the credential is refused (401) while its resource is inactive.
       if (resource.isActive !== 1) throw new AdminError(`resource ${client.resourceId} is not active`);
     }
-    if (client.scopes.length === 0) throw new AdminError('at least one scope is required');
+    // An identity-only client needs none (/identity takes no scope); a worker's client without one
+    // could do nothing more, which is taken for a mistake.
+    if (client.resourceId !== null && client.scopes.length === 0) throw new AdminError('a client with a resource needs at least one scope');
     for (const scope of client.scopes) {
       if (!isScope(scope)) throw new AdminError(`unknown scope "${scope}" (scopes: ${SCOPES.join(', ')})`);
     }
