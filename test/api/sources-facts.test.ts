@@ -1,4 +1,5 @@
 import t from 'tap';
+import { loadFixture } from '../../lib/fixtures/load.js';
 import { API, etagOf, readTask, workspaceVersion } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 import { baseFixture } from '../helpers/fixture.js';
@@ -67,6 +68,32 @@ t.test('SOURCES: the first successful refresh sets the baseline and records no c
   const again = await readTask(h, 1);
   t.strictSame(again.externalChanges, [], 'the same facts again record nothing');
   t.equal(again.externalContext[0].lastSuccessUtc, '2026-11-16T10:00:15.001Z', 'lastSuccessUtc moves on');
+});
+
+t.test('SOURCES: a fixture loaded again does not put its facts back over a baseline, so a restart with --fixture records no change', async (t) => {
+  const fixture = baseFixture();
+  const { h, stub } = await sourceWorld(t, {
+    fixture,
+    links: { 1: [{ itemId: 'T-1', facts: { title: 'Old fixture title', description: 'old', businessStatus: null } }] },
+    items: { 'T-1': { title: 'Tracker title', description: 'From the tracker', businessStatus: 'In review' } },
+  });
+  await available(h);
+  const tracker = { title: 'Tracker title', description: 'From the tracker', businessStatus: 'In review' };
+  t.strictSame((await readTask(h, 1)).externalContext[0].facts, tracker, 'the baseline');
+
+  loadFixture(h.db, fixture, { now: h.clock.now() });
+  const reloaded = await readTask(h, 1);
+  t.strictSame(reloaded.externalContext[0].facts, tracker, "the refreshed facts stay: they are newer than the file's");
+  t.equal(reloaded.externalContext[0].isAvailable, true);
+
+  h.clock.advance(PAST_MAX_AGE_MS);
+  t.ok((await available(h)).some((task) => task.id === 1), 'still offered after the next refresh');
+  t.equal(stub.gets('T-1').length, 2, 'refreshed again');
+  const task = await readTask(h, 1);
+  t.strictSame(task.externalChanges, [], 'the tracker did not change, so nothing is recorded');
+  t.equal(task.requiresAttention, false);
+  const claim = await h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': task.etag, 'idempotency-key': 'reloaded-claim' } });
+  t.equal(claim.status, 200, 'the claim is not refused with source_context_changed');
 });
 
 t.test('SOURCES: facts with lone surrogates read as U+FFFD and, sent again unchanged, record no change', async (t) => {

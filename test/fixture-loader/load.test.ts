@@ -174,6 +174,27 @@ t.test('FIXTURE: an interval whose end is not after its start is rejected', asyn
   }, 'tasks[5].actualIntervals[0].end');
 });
 
+t.test('FIXTURE: an interval time given as an instant in the autumn repeated hour keeps its pass, as the API keeps it', async (t) => {
+  const db = freshDb();
+  const fixture = baseFixture();
+  const taskId = fixture.tasks[5]!['id'] as number;
+  fixture.tasks[5]!['actualIntervals'] = [
+    // 01:50 BST to 01:10 GMT: twenty real minutes, though the wall clock reads backwards.
+    { staffMemberId: 10, start: '2026-10-25T00:50:00Z', end: '2026-10-25T01:10:00Z' },
+    // A bare 01:30 is the first pass (00:30Z); the end names the second pass of 01:45. The two
+    // overlap, which a fixture takes as given.
+    { staffMemberId: 10, start: '2026-10-25T01:30:00', end: '2026-10-25T01:45:00Z' },
+  ];
+  loadFixture(db, fixture);
+  const rows = db.prepare('SELECT start_local AS start, end_local AS end, start_utc AS startUtc, end_utc AS endUtc FROM actual_intervals WHERE task_id = ? ORDER BY start_utc')
+    .all(taskId) as { start: string; end: string; startUtc: number; endUtc: number }[];
+  t.strictSame(rows, [
+    { start: '2026-10-25T01:30:00', end: '2026-10-25T01:45:00', startUtc: Date.parse('2026-10-25T00:30:00Z'), endUtc: Date.parse('2026-10-25T01:45:00Z') },
+    { start: '2026-10-25T01:50:00', end: '2026-10-25T01:10:00', startUtc: Date.parse('2026-10-25T00:50:00Z'), endUtc: Date.parse('2026-10-25T01:10:00Z') },
+  ], 'wall times as stored, instants as sent');
+  t.strictSame(rows.map((row) => (row.endUtc - row.startUtc) / 60_000), [75, 20], 'minutes as really elapsed');
+});
+
 t.test('FIXTURE: overlapping calendar intervals are rejected', async (t) => {
   expectFixtureError(t, (f) => { f.staff[0]!['calendar'] = { mon: [['09:00', '12:00'], ['11:00', '13:00']] }; }, 'staff[0].calendar.mon');
 });
