@@ -113,6 +113,14 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
   const listResponse = (rendered: RenderedRead | Promise<RenderedRead>) =>
     rendered instanceof Promise ? rendered.then(okJson) : okJson(rendered);
 
+  /**
+   * A list that waited for a source refresh (up to the source timeout) is answered only if its
+   * caller still may read it, as a claim that waited is granted only then: a client revoked, or a
+   * worker deactivated, meanwhile gets the answer it would get now.
+   */
+  const afterAnyWait = <T>(context: OperationContext, read: T | Promise<T>): T | Promise<T> =>
+    read instanceof Promise ? read.then((value) => (context.reverify(), value)) : read;
+
   const writeRequest = (context: OperationContext): WriteRequest => ({
     principal: context.principal,
     operation: context.operation,
@@ -170,8 +178,8 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
 
   return {
     getIdentity: ({ principal }) => jsonResponse(200, identityView(principal)),
-    listAvailableTasks: (c) => listResponse(cachedRead(c, 'available', () => tasks.listAvailable(c.principal, c.now))),
-    listWaitingTasks: (c) => listResponse(cachedRead(c, 'waiting', () => tasks.listWaiting(c.principal, c.now))),
+    listAvailableTasks: (c) => listResponse(cachedRead(c, 'available', () => afterAnyWait(c, tasks.listAvailable(c.principal, c.now)))),
+    listWaitingTasks: (c) => listResponse(cachedRead(c, 'waiting', () => afterAnyWait(c, tasks.listWaiting(c.principal, c.now)))),
     getTask: (c): ServiceResponse => {
       const task = cachedRead(c, 'task', () => tasks.getTask(c.principal, c.id, c.now), (view) => view.etag);
       const etag = task.etag ?? '';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { API, etagOf, readTask, workspaceVersion, type TapTest } from '../helpers/api.js';
+import { API, etagOf, patchTask, readTask, workspaceVersion, type TapTest } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import type { Harness } from '../helpers/service.js';
@@ -322,6 +322,19 @@ t.test('SOURCES: a client revoked while its claim waits for the source refresh g
   answer();
   expectProblem(t, await claimed, 'authentication_failed', 'the claim is refused once the source has answered');
   t.equal(leases(h, 1), 0, 'no lease for a client nobody can act as');
+});
+
+t.test('SOURCES: a client revoked while its offer or waiting list waits for the source refresh gets 401, not the list', async (t) => {
+  for (const list of ['available', 'waiting'] as const) {
+    const { h, providerCalled } = await gatedSourceWorld(t);
+    // Task 1 (linked to the gated item) waits on something external, so the waiting list holds it.
+    if (list === 'waiting') t.equal((await patchTask(h, 1, { isWaiting: true })).status, 204);
+    const listed = h.call('GET', `${API}/tasks/${list}`);
+    const answer = await providerCalled();
+    adminClients(h.db, { now: h.clock.now }).revoke(100);
+    answer();
+    expectProblem(t, await listed, 'authentication_failed', `${list}: refused once the source has answered`);
+  }
 });
 
 t.test('SOURCES: a claim that waited for its source gets a lease of 15 minutes from when it is granted', async (t) => {
