@@ -20,7 +20,7 @@ function clientLine(client: ClientSummary): string {
     `sponsor=${client.sponsorId}`,
     `resource=${client.resourceId ?? 'none'}`,
     `active=${client.isActive ? 'yes' : 'no'}`,
-    `scopes=${client.scopes.join(',')}`,
+    `scopes=${client.scopes.length === 0 ? 'none' : client.scopes.join(',')}`,
   ].join(' ');
 }
 

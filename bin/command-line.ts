@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { SCOPES } from '../lib/auth/scopes.js';
+import { INT32_MAX } from '../lib/domain/limits.js';
 import type { LoadSummary } from '../lib/fixtures/load.js';
 
 // What every command shares: the usage text, its two kinds of failure, flag and environment
@@ -43,9 +44,6 @@ Scopes: ${SCOPES.join(', ')}
 `;
 
 export const DEFAULT_DB = './data/worker-task-api.sqlite';
-// lib/schemas/common.ts has it too, but importing it loads TypeBox, which would triple the time
-// every command (`--help` included) takes to start.
-const INT32_MAX = 2147483647;
 
 /** Bad command line: usage on stderr, exit 2. */
 export class UsageError extends Error {}

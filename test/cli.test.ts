@@ -198,7 +198,7 @@ t.test('client create without --scope makes an identity-only client; with --reso
   const path = demoDatabase(tt);
   const created = await run(['client', 'create', '--org', '1', '--name', 'directory', '--sponsor', '11', '--db', path]);
   tt.equal(created.code, 0, created.stderr);
-  tt.match(created.stdout, /^created client id=\d+ org=1 name="directory" sponsor=11 resource=none active=yes scopes=$/m);
+  tt.match(created.stdout, /^created client id=\d+ org=1 name="directory" sponsor=11 resource=none active=yes scopes=none$/m);
   const token = /^token: (wta_\S+)$/m.exec(created.stdout)?.[1] ?? '';
   tt.equal(await identityStatus(path, token), 200, 'it reads its identity, which needs no scope');
 

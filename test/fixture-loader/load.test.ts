@@ -195,6 +195,23 @@ t.test('FIXTURE: an interval time given as an instant in the autumn repeated hou
   t.strictSame(rows.map((row) => (row.endUtc - row.startUtc) / 60_000), [75, 20], 'minutes as really elapsed');
 });
 
+t.test('FIXTURE: one item linked from two tasks takes one set of facts: different ones are refused, the same ones load', async (t) => {
+  const link = (title: string) => ({ providerKey: 'jira', itemId: 'T-1', facts: { title, description: null, businessStatus: 'open' } });
+  expectFixtureError(t, (f) => {
+    f.tasks[0]!['sources'] = [link('A title')];
+    f.tasks[2]!['sources'] = [link('B title')];
+  }, 'tasks[2].sources[0].facts');
+
+  const db = freshDb();
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [link('A title')];
+  fixture.tasks[1]!['sources'] = [{ providerKey: 'jira', itemId: 'T-1' }];
+  fixture.tasks[2]!['sources'] = [link('A title')];
+  loadFixture(db, fixture);
+  t.strictSame(db.prepare("SELECT title, business_status AS status FROM source_items WHERE item_id = 'T-1'").all(), [{ title: 'A title', status: 'open' }],
+    'the same facts twice, and a link without facts, are one item');
+});
+
 t.test('FIXTURE: overlapping calendar intervals are rejected', async (t) => {
   expectFixtureError(t, (f) => { f.staff[0]!['calendar'] = { mon: [['09:00', '12:00'], ['11:00', '13:00']] }; }, 'staff[0].calendar.mon');
 });
