@@ -1,4 +1,4 @@
-import type { AssistanceKind, Lifecycle, PriorityName, ResponseState } from '../schemas/common.js';
+import type { AssistanceKind, Lifecycle, PriorityName, ResponseState } from '../domain/enumerations.js';
 import { HUMAN_REQUEST_COLUMNS, type HumanRequestRow } from './task-reads.js';
 import { nextIdSql } from './ids.js';
 import type { Db } from './open.js';

@@ -1,4 +1,4 @@
-import type { ResourceMode, TaskStatus } from '../schemas/common.js';
+import type { ResourceMode, TaskStatus } from '../domain/enumerations.js';
 import type { Db } from './open.js';
 import { namedRows } from './rows.js';
 import { BLOCKED_CONDITION } from './task-reads.js';

@@ -1,4 +1,4 @@
-import type { AssistanceKind, PriorityName } from '../schemas/common.js';
+import type { AssistanceKind, PriorityName } from '../domain/enumerations.js';
 import type { Db } from './open.js';
 import { namedRows } from './rows.js';
 

@@ -1,4 +1,4 @@
-import type { AssistanceKind, Lifecycle, PriorityName, ResourceMode, ResponseState, TaskStatus } from '../schemas/common.js';
+import type { AssistanceKind, Lifecycle, PriorityName, ResourceMode, ResponseState, TaskStatus } from '../domain/enumerations.js';
 import { liveLeaseAt } from './claims.js';
 import type { Db } from './open.js';
 import { namedRows } from './rows.js';

@@ -1,4 +1,4 @@
-import type { BlockingReason } from '../../schemas/common.js';
+import type { BlockingReason } from '../enumerations.js';
 import type { TaskCandidateRow, TaskRow } from '../../store/task-reads.js';
 import { localToEpochMs } from '../../time/london.js';
 
