@@ -73,21 +73,30 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
   const maxBodyBytes = positive('maxBodyBytes', HTTP_SOURCE_MAX_BODY_BYTES);
 
   async function call(url: string, init: RequestInit, signal: AbortSignal, accept: (status: number) => boolean): Promise<unknown> {
-    const response = await fetch(url, {
-      ...init,
-      headers: {
-        accept: 'application/json',
-        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(authorization === undefined ? {} : { authorization }),
-      },
-      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
-      redirect: 'error',
-    });
-    if (!accept(response.status)) {
-      await response.body?.cancel();
-      throw new Error(`source answered ${response.status}`);
+    // Not AbortSignal.timeout(): on Node 20 a garbage collection can drop a time-out signal that
+    // only AbortSignal.any() holds, and the call then waits for the source for ever
+    // (nodejs/node#57736). The timer holds this controller until it fires or is cleared.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), timeoutMs);
+    try {
+      const response = await fetch(url, {
+        ...init,
+        headers: {
+          accept: 'application/json',
+          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(authorization === undefined ? {} : { authorization }),
+        },
+        signal: AbortSignal.any([signal, deadline.signal]),
+        redirect: 'error',
+      });
+      if (!accept(response.status)) {
+        await response.body?.cancel();
+        throw new Error(`source answered ${response.status}`);
+      }
+      return await readJson(response, maxBodyBytes);
+    } finally {
+      clearTimeout(timer);
     }
-    return readJson(response, maxBodyBytes);
   }
 
   // An id of `.` or `..` as a whole path segment would be resolved away by the URL parser (as

@@ -1,5 +1,7 @@
 import t from 'tap';
 import { createServer, type AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { httpSourceProvider } from '../../lib/sources/http-provider.js';
 import { describeFailure, parsePublished, parseSnapshot } from '../../lib/sources/provider.js';
 import { withDeadline } from '../../lib/sources/timeout.js';
@@ -132,6 +134,19 @@ t.test('SOURCES: the built-in http provider GETs {base}{encodeURIComponent(itemI
   const quick = httpSourceProvider(stub.base, { timeoutMs: 100 });
   stub.failRefresh('E', { kind: 'hang' });
   await t.rejects(quick.refresh('E', signal), { name: 'TimeoutError' }, 'no answer within its own time-out is a failure');
+  // On Node 20 a garbage collection could drop a time-out signal that only AbortSignal.any()
+  // held, and the call then waited for the source for ever (nodejs/node#57736).
+  const collectGarbage = (): void => {
+    setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+  };
+  const collected = quick.refresh('E', signal);
+  await new Promise((resolve) => setImmediate(resolve));
+  collectGarbage();
+  let guard: NodeJS.Timeout | undefined;
+  const stuck = new Promise((_, reject) => { guard = setTimeout(() => reject(new Error('still waiting 5 s later')), 5_000); });
+  await t.rejects(Promise.race([collected, stuck]), { name: 'TimeoutError' }, 'its own time-out fires after a garbage collection too');
+  clearTimeout(guard);
   // A time-out the test will never reach: only the caller's signal can end this call.
   const patient = httpSourceProvider(stub.base, { timeoutMs: 600_000 });
   const aborted = new AbortController();
