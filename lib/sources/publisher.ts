@@ -2,7 +2,7 @@ import type { Logger } from '../logger.js';
 import { outsideBatch, type GroupCommit } from '../store/group-commit.js';
 import type { SourceStatements } from '../store/sources.js';
 import { formatUtc } from '../time/london.js';
-import { describeFailure, parsePublished, type SourceProvider } from './provider.js';
+import { describeFailure, parsePublished, SOURCE_BOUNDS, type SourceProvider } from './provider.js';
 import { withDeadline } from './timeout.js';
 import type { Clock } from '../time/clock.js';
 
@@ -72,7 +72,7 @@ export function sourcePublisher(options: PublisherOptions) {
     try {
       if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
       const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs, options.clock, options.stop));
-      if (ref === null) throw new Error('the source answered without a ref');
+      if (ref === null) throw new Error(`the source answered without a usable ref (a string or number of 1 to ${SOURCE_BOUNDS.identifier} characters)`);
       return () => {
         sources.markPublished(publication.stageId, publication.sourceItemId, ref, publication.generation);
         logger.info?.({ message: 'assistance request published', stageId: publication.stageId, providerKey: publication.providerKey });

@@ -57,9 +57,12 @@ t.test('SOURCES: parsePublished returns the ref of a publish result and null oth
   t.equal(parsePublished({ ref: 'R-1' }), 'R-1');
   t.equal(parsePublished({ ref: 'R-1', url: 'http://internal/secret' }), 'R-1', 'other members are ignored');
   t.equal(parsePublished({ ref: 42 }), '42', 'a numeric ref becomes a string');
+  t.equal(parsePublished({ ref: 'r'.repeat(1000) }), 'r'.repeat(1000), 'a ref of 1000 characters, as long as an inReplyTo may be');
   for (const [label, value] of [
     ['empty ref', { ref: '' }], ['no ref', {}], ['null ref', { ref: null }], ['object ref', { ref: {} }],
     ['null', null], ['a string', 'R-1'], ['an array', ['R-1']],
+    // No reply naming it could be read (an inReplyTo over 1000 characters is skipped).
+    ['a ref over 1000 characters', { ref: 'r'.repeat(1001) }],
   ] as const) {
     t.equal(parsePublished(value), null, label);
   }
