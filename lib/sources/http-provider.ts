@@ -5,17 +5,37 @@ const HTTP_SOURCE_TIMEOUT_MS = 5000;
 /** Decoded bytes (after any Content-Encoding): facts and replies fit easily; a runaway body does not. */
 const HTTP_SOURCE_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-/** The body as JSON, refused once it grows past `limit` bytes, before it is all in memory. */
-async function readJson(response: Response, limit: number): Promise<unknown> {
+/**
+ * The body as JSON, refused once it grows past `limit` bytes, before it is all in memory. The read
+ * ends when `signal` aborts: fetch follows its signal only weakly once it has answered, so after a
+ * garbage collection a body that stalls would otherwise hold the call until undici's own 300 s.
+ */
+async function readJson(response: Response, limit: number, signal: AbortSignal): Promise<unknown> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   // fetch types its body as a stream of anything; it yields bytes.
   const body: ReadableStream<Uint8Array> | null = response.body;
   if (body !== null) {
-    for await (const chunk of body) {
-      size += chunk.byteLength;
-      if (size > limit) throw new Error(`source answer over ${limit} bytes`);
-      chunks.push(chunk);
+    const reader = body.getReader();
+    const cancel = (): void => void reader.cancel(signal.reason).catch(() => undefined);
+    signal.addEventListener('abort', cancel, { once: true });
+    let finished = false;
+    try {
+      for (;;) {
+        signal.throwIfAborted();
+        const { done, value } = await reader.read();
+        // A cancelled read ends as if the body had: the abort's reason is the failure.
+        signal.throwIfAborted();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limit) throw new Error(`source answer over ${limit} bytes`);
+        chunks.push(value);
+      }
+      finished = true;
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      // A body not read to its end is cancelled, so its connection is not left holding it.
+      if (!finished) cancel();
     }
   }
   // TextDecoder drops a byte-order mark, as response.json() would.
@@ -74,10 +94,14 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
 
   async function call(url: string, init: RequestInit, signal: AbortSignal, accept: (status: number) => boolean): Promise<unknown> {
     // Not AbortSignal.timeout(): on Node 20 a garbage collection can drop a time-out signal that
-    // only AbortSignal.any() holds, and the call then waits for the source for ever
-    // (nodejs/node#57736). The timer holds this controller until it fires or is cleared.
+    // only AbortSignal.any() holds, and the call then waits on the source until undici's own
+    // limits (nodejs/node#57736). The timer holds this controller until it fires or is cleared.
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), timeoutMs);
+    // Like AbortSignal.timeout's, it keeps no process alive (the call's own socket does).
+    timer.unref();
+    // Held here, and passed on to the body read, which fetch no longer follows once it has answered.
+    const combined = AbortSignal.any([signal, deadline.signal]);
     try {
       const response = await fetch(url, {
         ...init,
@@ -86,14 +110,14 @@ export function httpSourceProvider(baseUrl: string, options: { timeoutMs?: numbe
           ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
           ...(authorization === undefined ? {} : { authorization }),
         },
-        signal: AbortSignal.any([signal, deadline.signal]),
+        signal: combined,
         redirect: 'error',
       });
       if (!accept(response.status)) {
         await response.body?.cancel();
         throw new Error(`source answered ${response.status}`);
       }
-      return await readJson(response, maxBodyBytes);
+      return await readJson(response, maxBodyBytes, combined);
     } finally {
       clearTimeout(timer);
     }

@@ -39,6 +39,8 @@ export type StubFailure =
   | { readonly kind: 'invalid-json' }
   /** Never answers (the connection stays open until the stub closes). */
   | { readonly kind: 'hang' }
+  /** Sends a 200 and the start of a body, then nothing more (until the stub closes). */
+  | { readonly kind: 'stall-body' }
   /** Answers normally once `open` settles: the test decides when, without waiting for time. */
   | { readonly kind: 'gate'; readonly open: Promise<unknown> };
 
@@ -109,6 +111,9 @@ export async function stubTracker(t: TapTest): Promise<StubTracker> {
         send(record, response, 200, '{"title": "half an obj');
         return true;
       case 'hang':
+        return true;
+      case 'stall-body':
+        response.writeHead(200, { 'content-type': 'application/json' }).write('{"title":');
         return true;
       case 'gate':
         void failure.open.then(answer, answer);
