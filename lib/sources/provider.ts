@@ -155,16 +155,13 @@ export function parseSnapshot(value: unknown): SourceSnapshot | null {
   };
 }
 
-/**
- * Reads a provider's publish result: the opaque reference, or null when there is none it could
- * use. A ref longer than SOURCE_BOUNDS.identifier is none: every reply naming it would be skipped
- * (see parseSnapshot), so the request could never be answered from the source.
- */
+/** Reads a provider's publish result: the opaque reference, or null when there is none. */
 export function parsePublished(value: unknown): string | null {
   if (!isRecord(value)) return null;
   const ref = value['ref'];
-  const named = typeof ref === 'string' && ref.length > 0 ? text(ref) : typeof ref === 'number' ? String(ref) : null;
-  return named !== null && named.length <= SOURCE_BOUNDS.identifier ? named : null;
+  if (typeof ref === 'string' && ref.length > 0) return text(ref);
+  if (typeof ref === 'number') return String(ref);
+  return null;
 }
 
 /**

@@ -72,10 +72,18 @@ export function sourcePublisher(options: PublisherOptions) {
     try {
       if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
       const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs, options.clock, options.stop));
-      if (ref === null) throw new Error(`the source answered without a usable ref (a string or number of 1 to ${SOURCE_BOUNDS.identifier} characters)`);
+      if (ref === null) throw new Error('the source answered without a ref');
       return () => {
         sources.markPublished(publication.stageId, publication.sourceItemId, ref, publication.generation);
         logger.info?.({ message: 'assistance request published', stageId: publication.stageId, providerKey: publication.providerKey });
+        // The source has the request, so it is not posted again (that would repeat it there every
+        // hour); but every reply naming so long a ref is skipped, which must not pass unseen.
+        if (ref.length > SOURCE_BOUNDS.identifier) {
+          logger.error({
+            message: `the source's ref for this request is longer than ${SOURCE_BOUNDS.identifier} characters: replies naming it are skipped, so it cannot be answered from the source`,
+            stageId: publication.stageId, providerKey: publication.providerKey,
+          });
+        }
       };
     } catch (error) {
       return () => {

@@ -3,6 +3,7 @@ import { API, etagOf, readTask, workspaceVersion, type TapTest } from '../helper
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import type { CallOptions, CallResult, Harness } from '../helpers/service.js';
 import { sourceWorld, type SourceWorld } from '../helpers/stub-tracker.js';
+import type { SourceProvider } from '../../lib/sources/provider.js';
 
 /**
  * Publishing assistance requests to linked sources and the replies that come back (contract 8
@@ -116,6 +117,24 @@ t.test('SOURCES: a failed publication keeps the local request, is logged and is 
   const failures = logs.filter((log) => log.entry['stageId'] === second.stageId);
   t.equal(failures.at(-1)?.entry['attempt'], 2);
   t.equal(failures.at(-1)?.entry['retryAtUtc'], '2026-11-16T10:04:05.000Z', '60 s after the second failure (10:03:05)');
+});
+
+t.test('SOURCES: a publish ref over 1000 characters, which no reply can name, is published once and logged as an error', async (t) => {
+  let posts = 0;
+  const longRefs: SourceProvider = {
+    refresh: async () => ({ title: 'Long refs' }),
+    publish: async () => ((posts += 1), { ref: 'r'.repeat(1001) }),
+  };
+  const { h, logs } = await sourceWorld(t, { links: { 1: [{ providerKey: 'long', itemId: 'L-1' }] }, service: { sources: { long: longRefs } } });
+  const { stageId } = await ask(h);
+  await h.service.idle();
+  t.equal(posts, 1);
+  const logged = logs.find((log) => log.level === 'error' && /longer than 1000 characters/.test(String(log.entry['message'])));
+  t.match(logged?.entry, { stageId, providerKey: 'long' }, 'said at once: replies naming it are skipped');
+  h.clock.advance(2 * 3_600_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(posts, 1, 'not posted again: the source has the request');
 });
 
 t.test('SOURCES: a reply to a published request becomes a reply change and marks the request responded, once', async (t) => {
