@@ -17,7 +17,10 @@ async function readJson(response: Response, limit: number, signal: AbortSignal):
   const body: ReadableStream<Uint8Array> | null = response.body;
   if (body !== null) {
     const reader = body.getReader();
-    const cancel = (): void => void reader.cancel(signal.reason).catch(() => undefined);
+    const cancel = (): void => {
+      const reason: unknown = signal.reason;
+      reader.cancel(reason).catch(() => undefined);
+    };
     signal.addEventListener('abort', cancel, { once: true });
     let finished = false;
     try {
