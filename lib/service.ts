@@ -190,6 +190,7 @@ export function createService(options: ServiceOptions): Service {
       // in must not carry this service's open transaction to the next one.
       commits.abandonOpen(new Error('the service was closed'));
       servedHandles.delete(db);
+      snapshots.close();
       if (owned && db.open) db.close();
     },
   };

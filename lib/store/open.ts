@@ -86,7 +86,7 @@ function assertWritable(db: Db): void {
 }
 
 /** Where SQLite keeps the file: absolute, whatever the working directory is now or a link points to; '' in memory. */
-function mainFile(db: Db): string {
+export function mainFile(db: Db): string {
   return (db.pragma('database_list') as { name: string; file: string }[]).find((entry) => entry.name === 'main')?.file ?? '';
 }
 

@@ -1,4 +1,5 @@
-import type { Db } from './open.js';
+import { watchCommits } from './commit-watch.js';
+import { mainFile, type Db } from './open.js';
 
 /**
  * What in-memory copies of database reads are checked against. Any committed change by another
@@ -27,19 +28,28 @@ export function snapshotStatements(db: Db) {
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
   let last: ReadEpoch = { changes: -1, dataVersion: -1, credentials: -1 };
+  // After a read, so that a database just switched to WAL has its wal-index set up.
+  dataVersion.get();
+  const commits = watchCommits(db, mainFile(db));
 
   return {
     /**
-     * The current epoch: one read of the database's change counter, plus the credential
-     * generation only when something changed since the last call. Only meaningful for caching
-     * outside a write transaction: inside one, uncommitted rows are visible and a rollback would
-     * not move `changes` back.
+     * The current epoch: this connection's change counter and, when the wal-index header shows
+     * a commit since the last call (or cannot be watched), `PRAGMA data_version`; the credential
+     * generation only when something changed. Only meaningful for caching outside a write
+     * transaction: inside one, uncommitted rows are visible and a rollback would not move
+     * `changes` back.
      */
     epoch(): ReadEpoch {
-      const now = { changes: changes.get() ?? 0, dataVersion: dataVersion.get() ?? 0 };
+      const ownChanges = changes.get() ?? 0;
       // An uncommitted generation is never remembered: a rollback would not move `changes`.
-      if (db.inTransaction) return { ...now, credentials: credentials.get() ?? 0 };
+      if (db.inTransaction) return { changes: ownChanges, dataVersion: dataVersion.get() ?? 0, credentials: credentials.get() ?? 0 };
+      // The header is read before data_version: a commit between the two shows as a change next
+      // time, never as seen.
+      if (commits?.unchanged() === true && ownChanges === last.changes) return last;
+      const now = { changes: ownChanges, dataVersion: dataVersion.get() ?? 0 };
       if (!sameData(now, last)) last = { ...now, credentials: credentials.get() ?? 0 };
+      commits?.remember();
       return last;
     },
 
@@ -59,6 +69,11 @@ export function snapshotStatements(db: Db) {
      */
     get committedOnly(): boolean {
       return !db.inTransaction;
+    },
+
+    /** Lets go of the -shm file the epoch watches. */
+    close(): void {
+      commits?.close();
     },
 
     /**

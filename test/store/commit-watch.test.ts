@@ -1,0 +1,161 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createService } from '../../lib/service.js';
+import { loadFixture } from '../../lib/fixtures/load.js';
+import { watchCommits } from '../../lib/store/commit-watch.js';
+import { openDatabase } from '../../lib/store/open.js';
+import { manualClock } from '../../lib/time/clock.js';
+import { API } from '../helpers/api.js';
+import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
+import type { TapTest } from '../helpers/api.js';
+
+/**
+ * lib/store/commit-watch.ts: a cached read learns that nothing was committed from the wal-index
+ * header, not from `PRAGMA data_version`. Statements are counted through better-sqlite3's
+ * `verbose` hook; every change below is made where the API cannot see it.
+ */
+
+const REPOSITORY = resolve(import.meta.dirname, '../..');
+
+/** A service over a file, on a connection whose statements are counted, and a second connection to the file. */
+function countedWorld(t: TapTest) {
+  const dir = t.testdir();
+  const path = join(dir, 'service.db');
+  const clock = manualClock(TEST_NOW);
+  const seed = new Database(path);
+  loadFixture(seed, baseFixture(), { now: clock.now() });
+  seed.close();
+  const executed: string[] = [];
+  const db = new Database(path, { verbose: (sql) => executed.push(String(sql)) });
+  const service = createService({ db, clock, rateLimit: 100_000 });
+  const other = new Database(path);
+  t.teardown(() => {
+    other.close();
+    service.close();
+    db.close();
+  });
+  const title = async () => {
+    const response = await service.handle({ method: 'GET', url: `${API}/tasks/1`, headers: { authorization: `Bearer ${TOKENS.ada}` } });
+    return response.status === 200 ? (JSON.parse(response.body ?? '{}') as { title: string }).title : `status ${response.status}`;
+  };
+  /** How many times `PRAGMA data_version` ran during `run`. */
+  const versionChecks = async (run: () => Promise<unknown>) => {
+    const before = executed.length;
+    await run();
+    return executed.slice(before).filter((sql) => sql === 'PRAGMA data_version').length;
+  };
+  return { path, db, service, other, title, versionChecks };
+}
+
+t.test('EPOCH: repeated cached reads of a file database run no PRAGMA data_version while nothing is committed', async (t) => {
+  const { title, versionChecks } = countedWorld(t);
+  t.equal(await title(), 'Write copy');
+  t.equal(await versionChecks(async () => {
+    for (let index = 0; index < 5; index += 1) t.equal(await title(), 'Write copy');
+  }), 0);
+});
+
+t.test('EPOCH: a commit by another connection is seen by the next read, which checks data_version once', async (t) => {
+  const { other, title, versionChecks } = countedWorld(t);
+  t.equal(await title(), 'Write copy');
+  other.prepare("UPDATE tasks SET title = 'Renamed elsewhere' WHERE id = 1").run();
+  t.equal(await versionChecks(async () => t.equal(await title(), 'Renamed elsewhere')), 1);
+  t.equal(await versionChecks(title), 0, 'then quiet again');
+});
+
+t.test('EPOCH: a commit by another process is seen by the next read', async (t) => {
+  const { path, title } = countedWorld(t);
+  t.equal(await title(), 'Write copy');
+  execFileSync(process.execPath, ['-e', `
+    const Database = require('better-sqlite3');
+    const db = new Database(process.argv[1]);
+    db.prepare("UPDATE tasks SET title = 'Renamed by another process' WHERE id = 1").run();
+    db.close();
+  `, path], { cwd: REPOSITORY });
+  t.equal(await title(), 'Renamed by another process');
+});
+
+t.test('EPOCH: a commit after another connection checkpointed and truncated the WAL is seen (the log starts over)', async (t) => {
+  const { other, title } = countedWorld(t);
+  t.equal(await title(), 'Write copy');
+  other.prepare("UPDATE tasks SET title = 'First' WHERE id = 1").run();
+  t.equal(await title(), 'First');
+  for (const name of ['Second', 'Third']) {
+    other.pragma('wal_checkpoint(TRUNCATE)');
+    other.prepare('UPDATE tasks SET title = ? WHERE id = 1').run(name);
+    t.equal(await title(), name);
+  }
+});
+
+t.test('EPOCH: the service\'s own writes are seen by its next read, and so is SQL on its own connection', async (t) => {
+  const { db, title } = countedWorld(t);
+  t.equal(await title(), 'Write copy');
+  db.prepare("UPDATE tasks SET title = 'Same handle' WHERE id = 1").run();
+  t.equal(await title(), 'Same handle');
+});
+
+/** The open descriptors of this process that name `file`. */
+function descriptorsOf(file: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+t.test('EPOCH: close() lets go of the -shm file the service watched, and leaves SQLite\'s own', { skip: process.platform !== 'linux' && 'reads /proc/self/fd' }, async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'service.db');
+  const db = openDatabase(path).db;
+  t.teardown(() => db.close());
+  const shm = `${path}-shm`;
+  db.pragma('data_version'); // SQLite opens the -wal and -shm files at the first read
+  const sqliteOwn = descriptorsOf(shm);
+  t.ok(sqliteOwn >= 1, 'SQLite keeps the -shm file open');
+  const service = createService({ db });
+  t.equal(descriptorsOf(shm), sqliteOwn + 1, 'the service reads it through one descriptor of its own');
+  service.close();
+  t.equal(descriptorsOf(shm), sqliteOwn, 'and closes that one');
+});
+
+t.test('watchCommits: nothing to watch in memory, outside WAL mode or with exclusive locking', async (t) => {
+  const dir = t.testdir();
+  const memory = new Database(':memory:');
+  t.equal(watchCommits(memory, ''), undefined, 'in memory');
+  memory.close();
+
+  const rollback = new Database(join(dir, 'rollback.db'));
+  rollback.exec('CREATE TABLE x (y)');
+  t.equal(watchCommits(rollback, join(dir, 'rollback.db')), undefined, 'rollback journal');
+  rollback.close();
+
+  const exclusive = new Database(join(dir, 'exclusive.db'));
+  exclusive.pragma('journal_mode = WAL');
+  exclusive.pragma('locking_mode = EXCLUSIVE');
+  exclusive.exec('CREATE TABLE x (y)');
+  t.equal(watchCommits(exclusive, join(dir, 'exclusive.db')), undefined, 'exclusive locking');
+  exclusive.close();
+
+  const missing = new Database(join(dir, 'wal.db'));
+  missing.pragma('journal_mode = WAL');
+  missing.exec('CREATE TABLE x (y)');
+  t.equal(watchCommits(missing, join(dir, 'elsewhere.db')), undefined, 'no -shm file by that name');
+  const watch = watchCommits(missing, join(dir, 'wal.db'));
+  t.not(watch, undefined, 'a WAL database');
+  t.equal(watch?.unchanged(), false, 'nothing kept before the first look');
+  watch?.remember();
+  t.equal(watch?.unchanged(), true, 'no commit since');
+  missing.exec('INSERT INTO x VALUES (1)');
+  t.equal(watch?.unchanged(), false, 'a commit');
+  t.equal(watch?.unchanged(), false, 'still differs from what was kept until it is remembered');
+  watch?.remember();
+  t.equal(watch?.unchanged(), true);
+  watch?.close();
+  t.equal(watch?.unchanged(), false, 'a closed watch never says unchanged');
+  missing.close();
+});
