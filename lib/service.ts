@@ -190,8 +190,10 @@ export function createService(options: ServiceOptions): Service {
       // in must not carry this service's open transaction to the next one.
       commits.abandonOpen(new Error('the service was closed'));
       servedHandles.delete(db);
-      snapshots.close();
       if (owned && db.open) db.close();
+      // After the database: its last connection closing removes the -shm file, and only then
+      // may the watch's own descriptor on it be closed (lib/store/commit-watch.ts).
+      snapshots.close();
     },
   };
 }

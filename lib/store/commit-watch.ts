@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { endianness } from 'node:os';
 import type { Db } from './open.js';
 
@@ -19,11 +19,12 @@ export interface CommitWatch {
   /** Reads the header now: whether it is byte for byte what `remember()` last kept (never before the first). */
   unchanged(): boolean;
   /**
-   * Keeps the header the last `unchanged()` read. Call it only once what that header stands for
-   * has been read (`PRAGMA data_version` after it): kept any earlier, a commit in between would
-   * pass for seen.
+   * Keeps the header the last `unchanged()` read. Call it once the epoch that header stands for
+   * has been read in full (data_version after the header, and whatever goes with it): if that
+   * read throws, nothing is kept, and the next look checks again.
    */
   remember(): void;
+  /** Stops watching; the descriptor is closed once that is safe (see `release`). */
   close(): void;
 }
 
@@ -31,6 +32,76 @@ const HEADER_BYTES = 48;
 /** `WALINDEX_MAX_VERSION`: the only wal-index format since SQLite 3.7.0. */
 const WAL_INDEX_VERSION = 3_007_000;
 const IS_INIT_OFFSET = 12;
+
+/**
+ * Descriptors on -shm files, one per file, shared by the watches of this process.
+ *
+ * SQLite's locks on the -shm file are POSIX record locks, which belong to the process: closing
+ * any descriptor of the file drops every one of them, SQLite's included, and with them what keeps
+ * another process from rebuilding the wal-index or checkpointing under a reader (corruption). So
+ * a descriptor is closed only once SQLite has removed the file it names (its last connection,
+ * in any process, closed): nothing can hold a lock on that file any more. Until then it stays
+ * open, for the next watch on the same file to use.
+ */
+interface ShmDescriptor {
+  readonly fd: number;
+  readonly path: string;
+  readonly identity: string;
+  users: number;
+}
+
+const descriptors: ShmDescriptor[] = [];
+
+function identityOf(path: string): string | undefined {
+  try {
+    const stats = statSync(path, { bigint: true, throwIfNoEntry: false });
+    return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A descriptor on the file at `path`, counted as used; undefined when it cannot be had. */
+function acquire(path: string): ShmDescriptor | undefined {
+  sweep();
+  const named = identityOf(path);
+  if (named === undefined) return undefined;
+  let held = descriptors.find((descriptor) => descriptor.identity === named);
+  if (held === undefined) {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch {
+      return undefined;
+    }
+    const stats = fstatSync(fd, { bigint: true });
+    held = { fd, path, identity: `${stats.dev}:${stats.ino}`, users: 0 };
+    descriptors.push(held);
+    // The name moved to another file between the two looks: not the one SQLite uses.
+    if (held.identity !== named) return undefined;
+  }
+  held.users += 1;
+  return held;
+}
+
+function release(held: ShmDescriptor): void {
+  held.users -= 1;
+  sweep();
+}
+
+/** Closes the descriptors no watch uses whose file is no longer at its path. */
+function sweep(): void {
+  for (let index = descriptors.length - 1; index >= 0; index -= 1) {
+    const descriptor = descriptors[index] as ShmDescriptor;
+    if (descriptor.users > 0 || identityOf(descriptor.path) === descriptor.identity) continue;
+    descriptors.splice(index, 1);
+    try {
+      closeSync(descriptor.fd);
+    } catch {
+      // Already unusable: nothing more to let go of.
+    }
+  }
+}
 
 /**
  * A watch on `file`'s -shm file, or undefined when there is nothing to watch that every commit
@@ -42,33 +113,25 @@ export function watchCommits(db: Db, file: string): CommitWatch | undefined {
   if (file === '' || db.memory) return undefined;
   if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return undefined;
   if (String(db.pragma('locking_mode', { simple: true })).toLowerCase() !== 'normal') return undefined;
-  let fd: number;
-  try {
-    fd = openSync(`${file}-shm`, 'r');
-  } catch {
-    return undefined;
-  }
+  const held = acquire(`${file}-shm`);
+  if (held === undefined) return undefined;
   const current = Buffer.alloc(HEADER_BYTES);
   const kept = Buffer.alloc(HEADER_BYTES);
   let hasKept = false;
   let lastReadWhole = false;
-  let open = true;
-  function close(): void {
-    if (!open) return;
-    open = false;
+  let watching = true;
+  const close = (): void => {
+    if (!watching) return;
+    watching = false;
     hasKept = false;
     lastReadWhole = false;
-    try {
-      closeSync(fd);
-    } catch {
-      // Nothing to do: the watch is off either way.
-    }
-  }
+    release(held);
+  };
   const read = (): boolean => {
     lastReadWhole = false;
-    if (!open) return false;
+    if (!watching) return false;
     try {
-      lastReadWhole = readSync(fd, current, 0, HEADER_BYTES, 0) === HEADER_BYTES;
+      lastReadWhole = readSync(held.fd, current, 0, HEADER_BYTES, 0) === HEADER_BYTES;
     } catch {
       // A read that failed once is not trusted again: the slow check from now on.
       close();

@@ -71,7 +71,7 @@ export function snapshotStatements(db: Db) {
       return !db.inTransaction;
     },
 
-    /** Lets go of the -shm file the epoch watches. */
+    /** Stops watching the -shm file (its descriptor is closed once SQLite has removed the file). */
     close(): void {
       commits?.close();
     },

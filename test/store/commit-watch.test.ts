@@ -1,12 +1,13 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, fstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createService } from '../../lib/service.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { watchCommits } from '../../lib/store/commit-watch.js';
 import { openDatabase } from '../../lib/store/open.js';
+import { snapshotStatements } from '../../lib/store/snapshots.js';
 import { manualClock } from '../../lib/time/clock.js';
 import { API } from '../helpers/api.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
@@ -97,30 +98,83 @@ t.test('EPOCH: the service\'s own writes are seen by its next read, and so is SQ
   t.equal(await title(), 'Same handle');
 });
 
-/** The open descriptors of this process that name `file`. */
-function descriptorsOf(file: string): number {
+/** The open descriptors of this process on the file with inode `ino`. */
+function descriptorsOn(ino: bigint): number {
   return readdirSync('/proc/self/fd').filter((fd) => {
     try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+      return fstatSync(Number(fd), { bigint: true }).ino === ino;
     } catch {
       return false;
     }
   }).length;
 }
 
-t.test('EPOCH: close() lets go of the -shm file the service watched, and leaves SQLite\'s own', { skip: process.platform !== 'linux' && 'reads /proc/self/fd' }, async (t) => {
+/** The POSIX locks this process holds on the file with inode `ino` (/proc/locks: "... PID MAJ:MIN:INODE START END"). */
+function locksOn(ino: bigint): number {
+  return readFileSync('/proc/locks', 'utf8').split('\n')
+    .filter((line) => line.includes(' POSIX ') && new RegExp(`\\s${process.pid}\\s\\S+:${ino}\\s`).test(line)).length;
+}
+
+t.test('EPOCH: closing a service keeps SQLite\'s locks on the -shm file; the watch\'s descriptor goes once SQLite has removed the file', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const dir = t.testdir();
   const path = join(dir, 'service.db');
   const db = openDatabase(path).db;
-  t.teardown(() => db.close());
-  const shm = `${path}-shm`;
   db.pragma('data_version'); // SQLite opens the -wal and -shm files at the first read
-  const sqliteOwn = descriptorsOf(shm);
-  t.ok(sqliteOwn >= 1, 'SQLite keeps the -shm file open');
-  const service = createService({ db });
-  t.equal(descriptorsOf(shm), sqliteOwn + 1, 'the service reads it through one descriptor of its own');
-  service.close();
-  t.equal(descriptorsOf(shm), sqliteOwn, 'and closes that one');
+  const ino = statSync(`${path}-shm`, { bigint: true }).ino;
+  const sqliteDescriptors = descriptorsOn(ino);
+  const sqliteLocks = locksOn(ino);
+  t.ok(sqliteDescriptors >= 1 && sqliteLocks >= 1, 'SQLite holds the -shm file open and locked');
+
+  const first = createService({ db });
+  t.equal(descriptorsOn(ino), sqliteDescriptors + 1, 'the watch reads it through a descriptor of its own');
+  const second = createService({ db: path });
+  t.equal(descriptorsOn(ino), sqliteDescriptors + 1, 'a second service on the same file shares it');
+  second.close();
+  first.close();
+  // Closing any descriptor of the file would drop every POSIX lock this process holds on it.
+  t.equal(locksOn(ino), sqliteLocks, 'SQLite\'s locks are all still there');
+  t.equal(descriptorsOn(ino), sqliteDescriptors + 1, 'so the descriptor stays while the -shm file does');
+
+  db.close();
+  t.notOk(existsSync(`${path}-shm`), 'the last connection removed the -shm file');
+  createService({ db: join(dir, 'another.db') }).close();
+  t.equal(descriptorsOn(ino), 0, 'and the next service opened or closed let go of the descriptor');
+});
+
+t.test('EPOCH: a commit made while an epoch is being read shows at the next read, not as seen', async (t) => {
+  // The header kept must be the one read before data_version: a commit landing after it moves
+  // the header again, so the next epoch looks at data_version once more.
+  const dir = t.testdir();
+  const path = join(dir, 'service.db');
+  let during: (() => void) | undefined;
+  const db = new Database(path, {
+    verbose: (sql) => {
+      if (String(sql).startsWith('SELECT generation FROM credential_generation') && during !== undefined) {
+        const commit = during;
+        during = undefined;
+        commit();
+      }
+    },
+  });
+  openDatabase(db);
+  const other = new Database(path);
+  t.teardown(() => {
+    other.close();
+    db.close();
+  });
+  other.exec('CREATE TABLE marks (n INTEGER)');
+  const snapshots = snapshotStatements(db);
+  t.teardown(() => snapshots.close());
+  const first = snapshots.epoch();
+  t.equal(snapshots.epoch(), first, 'nothing committed: the same epoch');
+  other.exec('INSERT INTO marks VALUES (1)');
+  during = () => other.exec('INSERT INTO marks VALUES (2)');
+  const second = snapshots.epoch();
+  t.equal(during, undefined, 'the second commit landed while the epoch was being read');
+  t.not(second.dataVersion, first.dataVersion);
+  const third = snapshots.epoch();
+  t.not(third.dataVersion, second.dataVersion, 'the commit made during the read moves the next epoch');
+  t.equal(snapshots.epoch(), third, 'then nothing more');
 });
 
 t.test('watchCommits: nothing to watch in memory, outside WAL mode or with exclusive locking', async (t) => {
