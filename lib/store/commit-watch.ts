@@ -24,7 +24,13 @@ export interface CommitWatch {
    * read throws, nothing is kept, and the next look checks again.
    */
   remember(): void;
-  /** Stops watching; the descriptor is closed once that is safe (see `release`). */
+  /**
+   * Whether the file watched is still there. It goes when the connection leaves WAL mode (SQLite
+   * removes the -shm file; back in WAL mode it makes a new one), and a watch on a removed file
+   * would never see a commit again.
+   */
+  alive(): boolean;
+  /** Stops watching; the descriptor is closed once that is safe (see `ShmDescriptor`). */
   close(): void;
 }
 
@@ -34,18 +40,18 @@ const WAL_INDEX_VERSION = 3_007_000;
 const IS_INIT_OFFSET = 12;
 
 /**
- * Descriptors on -shm files, one per file, shared by the watches of this process.
+ * Descriptors on -shm files, one per file, shared by the watches of this thread.
  *
  * SQLite's locks on the -shm file are POSIX record locks, which belong to the process: closing
  * any descriptor of the file drops every one of them, SQLite's included, and with them what keeps
  * another process from rebuilding the wal-index or checkpointing under a reader (corruption). So
- * a descriptor is closed only once SQLite has removed the file it names (its last connection,
- * in any process, closed): nothing can hold a lock on that file any more. Until then it stays
- * open, for the next watch on the same file to use.
+ * a descriptor is closed only once no watch uses it and its file has no name left (`nlink` 0):
+ * SQLite removes the -shm file only when no connection of this process has it open, and a file
+ * renamed or behind a directory that cannot be read any more still counts as in use. Until then
+ * it stays open, for the next watch on the same file.
  */
 interface ShmDescriptor {
   readonly fd: number;
-  readonly path: string;
   readonly identity: string;
   users: number;
 }
@@ -61,12 +67,21 @@ function identityOf(path: string): string | undefined {
   }
 }
 
+/** Whether the descriptor's file still has a name: false once it was removed (or cannot be told). */
+function named(fd: number): boolean {
+  try {
+    return fstatSync(fd).nlink > 0;
+  } catch {
+    return false;
+  }
+}
+
 /** A descriptor on the file at `path`, counted as used; undefined when it cannot be had. */
 function acquire(path: string): ShmDescriptor | undefined {
   sweep();
-  const named = identityOf(path);
-  if (named === undefined) return undefined;
-  let held = descriptors.find((descriptor) => descriptor.identity === named);
+  const identity = identityOf(path);
+  if (identity === undefined) return undefined;
+  let held = descriptors.find((descriptor) => descriptor.identity === identity);
   if (held === undefined) {
     let fd: number;
     try {
@@ -75,10 +90,10 @@ function acquire(path: string): ShmDescriptor | undefined {
       return undefined;
     }
     const stats = fstatSync(fd, { bigint: true });
-    held = { fd, path, identity: `${stats.dev}:${stats.ino}`, users: 0 };
+    held = { fd, identity: `${stats.dev}:${stats.ino}`, users: 0 };
     descriptors.push(held);
     // The name moved to another file between the two looks: not the one SQLite uses.
-    if (held.identity !== named) return undefined;
+    if (held.identity !== identity) return undefined;
   }
   held.users += 1;
   return held;
@@ -89,11 +104,11 @@ function release(held: ShmDescriptor): void {
   sweep();
 }
 
-/** Closes the descriptors no watch uses whose file is no longer at its path. */
+/** Closes the descriptors no watch uses whose file was removed. */
 function sweep(): void {
   for (let index = descriptors.length - 1; index >= 0; index -= 1) {
     const descriptor = descriptors[index] as ShmDescriptor;
-    if (descriptor.users > 0 || identityOf(descriptor.path) === descriptor.identity) continue;
+    if (descriptor.users > 0 || named(descriptor.fd)) continue;
     descriptors.splice(index, 1);
     try {
       closeSync(descriptor.fd);
@@ -150,6 +165,7 @@ export function watchCommits(db: Db, file: string): CommitWatch | undefined {
       current.copy(kept);
       hasKept = true;
     },
+    alive: () => watching && named(held.fd),
     close,
   };
 }

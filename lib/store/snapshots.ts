@@ -1,4 +1,4 @@
-import { watchCommits } from './commit-watch.js';
+import { watchCommits, type CommitWatch } from './commit-watch.js';
 import { mainFile, type Db } from './open.js';
 
 /**
@@ -19,8 +19,18 @@ export function sameData(a: Omit<ReadEpoch, 'credentials'>, b: Omit<ReadEpoch, '
   return a.changes === b.changes && a.dataVersion === b.dataVersion;
 }
 
+export interface SnapshotOptions {
+  /** How commits by other connections are watched for (tests give their own). */
+  readonly watchCommits?: (db: Db, file: string) => CommitWatch | undefined;
+  /**
+   * How often, at most, a cached read checks that the watched -shm file is still the one SQLite
+   * uses (a connection taken out of WAL mode removes it). Real time, not the service's clock.
+   */
+  readonly watchCheckMs?: number;
+}
+
 /** Read transactions and the epoch of what they see. */
-export function snapshotStatements(db: Db) {
+export function snapshotStatements(db: Db, options: SnapshotOptions = {}) {
   // Separate statements: the pragma_data_version table function would be parsed on every call.
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   const changes = db.prepare<[], number>('SELECT total_changes()').pluck();
@@ -30,7 +40,28 @@ export function snapshotStatements(db: Db) {
   let last: ReadEpoch = { changes: -1, dataVersion: -1, credentials: -1 };
   // After a read, so that a database just switched to WAL has its wal-index set up.
   dataVersion.get();
-  const commits = watchCommits(db, mainFile(db));
+  const file = mainFile(db);
+  const watch = options.watchCommits ?? watchCommits;
+  const watchCheckMs = options.watchCheckMs ?? 1000;
+  let commits = watch(db, file);
+  let watchCheckedAt = performance.now();
+
+  /**
+   * The watch, checked at most every `watchCheckMs` to still watch the file SQLite uses: SQL on
+   * this connection that leaves WAL mode (SQLite allows it only while no other connection has
+   * the file open) removes the -shm file. Then a new watch, if the connection is back in WAL
+   * mode, or none.
+   */
+  const currentWatch = (): CommitWatch | undefined => {
+    if (commits === undefined) return undefined;
+    const now = performance.now();
+    if (now - watchCheckedAt < watchCheckMs) return commits;
+    watchCheckedAt = now;
+    if (commits.alive()) return commits;
+    commits.close();
+    commits = watch(db, file);
+    return commits;
+  };
 
   return {
     /**
@@ -46,10 +77,11 @@ export function snapshotStatements(db: Db) {
       if (db.inTransaction) return { changes: ownChanges, dataVersion: dataVersion.get() ?? 0, credentials: credentials.get() ?? 0 };
       // The header is read before data_version: a commit between the two shows as a change next
       // time, never as seen.
-      if (commits?.unchanged() === true && ownChanges === last.changes) return last;
+      const watching = currentWatch();
+      if (watching?.unchanged() === true && ownChanges === last.changes) return last;
       const now = { changes: ownChanges, dataVersion: dataVersion.get() ?? 0 };
       if (!sameData(now, last)) last = { ...now, credentials: credentials.get() ?? 0 };
-      commits?.remember();
+      watching?.remember();
       return last;
     },
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { existsSync, fstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, fstatSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createService } from '../../lib/service.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
@@ -98,21 +98,32 @@ t.test('EPOCH: the service\'s own writes are seen by its next read, and so is SQ
   t.equal(await title(), 'Same handle');
 });
 
-/** The open descriptors of this process on the file with inode `ino`. */
-function descriptorsOn(ino: bigint): number {
+/** Device and inode of a file, as fstat gives them for a descriptor. */
+function fileId(path: string): { dev: bigint; ino: bigint } {
+  const stats = statSync(path, { bigint: true });
+  return { dev: stats.dev, ino: stats.ino };
+}
+
+/** The open descriptors of this process on that file. */
+function descriptorsOn(file: { dev: bigint; ino: bigint }): number {
   return readdirSync('/proc/self/fd').filter((fd) => {
     try {
-      return fstatSync(Number(fd), { bigint: true }).ino === ino;
+      const stats = fstatSync(Number(fd), { bigint: true });
+      return stats.dev === file.dev && stats.ino === file.ino;
     } catch {
       return false;
     }
   }).length;
 }
 
-/** The POSIX locks this process holds on the file with inode `ino` (/proc/locks: "... PID MAJ:MIN:INODE START END"). */
-function locksOn(ino: bigint): number {
+/** The POSIX locks this process holds on that file (/proc/locks: "... PID MAJOR:MINOR:INODE START END", major and minor in hex). */
+function locksOn(file: { dev: bigint; ino: bigint }): number {
+  const major = ((file.dev >> 8n) & 0xfffn) | ((file.dev >> 32n) & ~0xfffn);
+  const minor = (file.dev & 0xffn) | ((file.dev >> 12n) & ~0xffn);
+  const device = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${file.ino}`;
   return readFileSync('/proc/locks', 'utf8').split('\n')
-    .filter((line) => line.includes(' POSIX ') && new RegExp(`\\s${process.pid}\\s\\S+:${ino}\\s`).test(line)).length;
+    .filter((line) => line.includes(' POSIX ') && line.split(/\s+/).some((field, index, fields) => field === device && fields[index - 1] === String(process.pid)))
+    .length;
 }
 
 t.test('EPOCH: closing a service keeps SQLite\'s locks on the -shm file; the watch\'s descriptor goes once SQLite has removed the file', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
@@ -120,25 +131,99 @@ t.test('EPOCH: closing a service keeps SQLite\'s locks on the -shm file; the wat
   const path = join(dir, 'service.db');
   const db = openDatabase(path).db;
   db.pragma('data_version'); // SQLite opens the -wal and -shm files at the first read
-  const ino = statSync(`${path}-shm`, { bigint: true }).ino;
-  const sqliteDescriptors = descriptorsOn(ino);
-  const sqliteLocks = locksOn(ino);
+  const shm = fileId(`${path}-shm`);
+  const sqliteDescriptors = descriptorsOn(shm);
+  const sqliteLocks = locksOn(shm);
   t.ok(sqliteDescriptors >= 1 && sqliteLocks >= 1, 'SQLite holds the -shm file open and locked');
 
   const first = createService({ db });
-  t.equal(descriptorsOn(ino), sqliteDescriptors + 1, 'the watch reads it through a descriptor of its own');
+  t.equal(descriptorsOn(shm), sqliteDescriptors + 1, 'the watch reads it through a descriptor of its own');
   const second = createService({ db: path });
-  t.equal(descriptorsOn(ino), sqliteDescriptors + 1, 'a second service on the same file shares it');
+  t.equal(descriptorsOn(shm), sqliteDescriptors + 1, 'a second service on the same file shares it');
   second.close();
   first.close();
   // Closing any descriptor of the file would drop every POSIX lock this process holds on it.
-  t.equal(locksOn(ino), sqliteLocks, 'SQLite\'s locks are all still there');
-  t.equal(descriptorsOn(ino), sqliteDescriptors + 1, 'so the descriptor stays while the -shm file does');
+  t.equal(locksOn(shm), sqliteLocks, 'SQLite\'s locks are all still there');
+  t.equal(descriptorsOn(shm), sqliteDescriptors + 1, 'so the descriptor stays while the -shm file does');
 
   db.close();
   t.notOk(existsSync(`${path}-shm`), 'the last connection removed the -shm file');
   createService({ db: join(dir, 'another.db') }).close();
-  t.equal(descriptorsOn(ino), 0, 'and the next service opened or closed let go of the descriptor');
+  t.equal(descriptorsOn(shm), 0, 'and the next service opened or closed let go of the descriptor');
+});
+
+t.test('EPOCH: a database directory renamed while the connection is open does not make a service close SQLite\'s -shm file', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const root = t.testdir();
+  const path = join(root, 'before', 'service.db');
+  const db = openDatabase(path).db;
+  t.teardown(() => db.close());
+  db.pragma('data_version');
+  const shm = fileId(`${path}-shm`);
+  const sqliteLocks = locksOn(shm);
+  t.ok(sqliteLocks >= 1);
+  createService({ db }).close();
+  renameSync(join(root, 'before'), join(root, 'after'));
+  // Creating and closing services looks over the descriptors no watch uses.
+  createService({ db }).close();
+  createService({ db: join(root, 'another.db') }).close();
+  t.equal(locksOn(shm), sqliteLocks, 'SQLite\'s locks are all still there');
+  t.equal(db.prepare('SELECT count(*) FROM tasks').pluck().get(), 0, 'and the connection still reads');
+});
+
+t.test('EPOCH: a connection taken out of WAL mode (its -shm file removed) is checked with data_version again', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'service.db');
+  const db = openDatabase(path).db;
+  t.teardown(() => db.close());
+  db.exec('CREATE TABLE marks (n INTEGER)');
+  const snapshots = snapshotStatements(db, { watchCheckMs: 0 });
+  t.teardown(() => snapshots.close());
+  const first = snapshots.epoch();
+  t.equal(snapshots.epoch(), first);
+  const commitElsewhere = (n: number) => {
+    const other = new Database(path);
+    other.prepare('INSERT INTO marks VALUES (?)').run(n);
+    other.close();
+  };
+  db.pragma('journal_mode = DELETE');
+  t.notOk(existsSync(`${path}-shm`), 'SQLite removed the -shm file');
+  const switched = snapshots.epoch();
+  commitElsewhere(1);
+  const second = snapshots.epoch();
+  t.not(second.dataVersion, switched.dataVersion, 'a commit by another connection in the rollback journal is seen');
+  db.pragma('journal_mode = WAL');
+  const back = snapshots.epoch();
+  commitElsewhere(2);
+  t.not(snapshots.epoch().dataVersion, back.dataVersion, 'and one after the connection went back to WAL mode');
+});
+
+t.test('EPOCH: the header is read before data_version and kept only after it, with no second look in between', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'service.db');
+  const steps: string[] = [];
+  const db = new Database(path, { verbose: (sql) => { if (String(sql) === 'PRAGMA data_version') steps.push('data_version'); } });
+  openDatabase(db);
+  t.teardown(() => db.close());
+  let unchanged = false;
+  const snapshots = snapshotStatements(db, {
+    watchCommits: () => ({
+      unchanged: () => { steps.push('header'); return unchanged; },
+      remember: () => { steps.push('remember'); },
+      alive: () => true,
+      close: () => undefined,
+    }),
+  });
+  steps.length = 0;
+  snapshots.epoch();
+  t.same(steps, ['header', 'data_version', 'remember'], 'a header that moved: data_version, then kept');
+  steps.length = 0;
+  unchanged = true;
+  snapshots.epoch();
+  t.same(steps, ['header'], 'a header as kept: nothing more');
+  db.prepare('INSERT INTO organisations (id, name) VALUES (1, ?)').run('Own');
+  steps.length = 0;
+  snapshots.epoch();
+  t.same(steps, ['header', 'data_version', 'remember'], 'this connection\'s own change: data_version too');
 });
 
 t.test('EPOCH: a commit made while an epoch is being read shows at the next read, not as seen', async (t) => {
