@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
+import { fileIdentity } from './files.js';
 import type { Db } from './open.js';
 
 /**
@@ -46,9 +47,10 @@ const IS_INIT_OFFSET = 12;
  * any descriptor of the file drops every one of them, SQLite's included, and with them what keeps
  * another process from rebuilding the wal-index or checkpointing under a reader (corruption). So
  * a descriptor is closed only once no watch uses it and its file has no name left (`nlink` 0):
- * SQLite removes the -shm file only when no connection of this process has it open, and a file
- * renamed or behind a directory that cannot be read any more still counts as in use. Until then
- * it stays open, for the next watch on the same file.
+ * SQLite removes the -shm file only when no connection of any process has it open, and a file
+ * renamed or behind a directory that cannot be read any more still counts as in use. (A -shm
+ * file removed by hand while in use counts as gone; SQLite's coordination is broken then anyway.)
+ * Until then it stays open, for the next watch on the same file.
  */
 interface ShmDescriptor {
   readonly fd: number;
@@ -57,15 +59,6 @@ interface ShmDescriptor {
 }
 
 const descriptors: ShmDescriptor[] = [];
-
-function identityOf(path: string): string | undefined {
-  try {
-    const stats = statSync(path, { bigint: true, throwIfNoEntry: false });
-    return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Whether the descriptor's file still has a name: false once it was removed (or cannot be told). */
 function named(fd: number): boolean {
@@ -79,7 +72,7 @@ function named(fd: number): boolean {
 /** A descriptor on the file at `path`, counted as used; undefined when it cannot be had. */
 function acquire(path: string): ShmDescriptor | undefined {
   sweep();
-  const identity = identityOf(path);
+  const identity = fileIdentity(path);
   if (identity === undefined) return undefined;
   let held = descriptors.find((descriptor) => descriptor.identity === identity);
   if (held === undefined) {
@@ -89,8 +82,15 @@ function acquire(path: string): ShmDescriptor | undefined {
     } catch {
       return undefined;
     }
-    const stats = fstatSync(fd, { bigint: true });
-    held = { fd, identity: `${stats.dev}:${stats.ino}`, users: 0 };
+    let opened: string;
+    try {
+      const stats = fstatSync(fd, { bigint: true });
+      opened = `${stats.dev}:${stats.ino}`;
+    } catch {
+      // Not known to be SQLite's file, and not closed either: swept once it has no name left.
+      opened = '';
+    }
+    held = { fd, identity: opened, users: 0 };
     descriptors.push(held);
     // The name moved to another file between the two looks: not the one SQLite uses.
     if (held.identity !== identity) return undefined;
@@ -119,13 +119,23 @@ function sweep(): void {
 }
 
 /**
+ * A `file:` name with parameters, which SQLite reads as a URI when URIs are on (better-sqlite3
+ * turns them on with SQLITE_USE_URI=1): `vfs=unix-excl` keeps the wal-index in memory and never
+ * opens the -shm file, so a -shm file a crashed process left there would never change;
+ * `nolock`, `immutable` and the rest change locking in ways the watch does not follow.
+ */
+function hasUriParameters(name: string): boolean {
+  return /^file:/i.test(name) && name.includes('?');
+}
+
+/**
  * A watch on `file`'s -shm file, or undefined when there is nothing to watch that every commit
- * writes: a database in memory, not in WAL mode, in exclusive locking mode (no other connection
- * can commit then), or a header that does not read as an initialised wal-index. The caller
- * checks the epoch the slow way then, as before.
+ * writes: a database in memory, opened by a URI with parameters, not in WAL mode, in exclusive
+ * locking mode (no other connection can commit then), or a header that does not read as an
+ * initialised wal-index. The caller checks the epoch the slow way then, as before.
  */
 export function watchCommits(db: Db, file: string): CommitWatch | undefined {
-  if (file === '' || db.memory) return undefined;
+  if (file === '' || db.memory || hasUriParameters(db.name)) return undefined;
   if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return undefined;
   if (String(db.pragma('locking_mode', { simple: true })).toLowerCase() !== 'normal') return undefined;
   const held = acquire(`${file}-shm`);

@@ -1,5 +1,18 @@
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readlinkSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+
+/**
+ * Which file a path names now (device and inode, exact as bigints), or undefined when it cannot
+ * be looked at (gone, a directory that cannot be searched, an I/O error).
+ */
+export function fileIdentity(path: string): string | undefined {
+  try {
+    const stats = statSync(path, { bigint: true, throwIfNoEntry: false });
+    return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Creates the missing directories above a file, one level at a time: node's recursive

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createPrivateFile, linkTarget, makeParents } from './files.js';
+import { createPrivateFile, fileIdentity, linkTarget, makeParents } from './files.js';
 import { holdsServiceSchema, migrate } from './migrations.js';
 import { packageFile } from './package-files.js';
 
@@ -101,19 +101,11 @@ export function databaseFileCheck(db: Db): () => boolean {
   // Where SQLite resolved it, and the name it was opened by (a link, say) when that names the same file.
   const file = mainFile(db);
   if (file === '') return () => true;
-  const identity = (path: string): string | undefined => {
-    try {
-      const stats = statSync(path, { throwIfNoEntry: false });
-      return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
-    } catch {
-      return undefined;
-    }
-  };
-  const opened = identity(file);
+  const opened = fileIdentity(file);
   if (opened === undefined) return () => false;
   const named = resolve(db.name);
-  const paths = named !== file && identity(named) === opened ? [file, named] : [file];
-  return () => paths.every((path) => identity(path) === opened);
+  const paths = named !== file && fileIdentity(named) === opened ? [file, named] : [file];
+  return () => paths.every((path) => fileIdentity(path) === opened);
 }
 
 /** A commit refused because the database file is no longer at its path (see `databaseFileCheck`). */

@@ -45,6 +45,7 @@ export function snapshotStatements(db: Db, options: SnapshotOptions = {}) {
   const watchCheckMs = options.watchCheckMs ?? 1000;
   let commits = watch(db, file);
   let watchCheckedAt = performance.now();
+  let closed = false;
 
   /**
    * The watch, checked at most every `watchCheckMs` to still watch the file SQLite uses: SQL on
@@ -53,7 +54,8 @@ export function snapshotStatements(db: Db, options: SnapshotOptions = {}) {
    * mode, or none.
    */
   const currentWatch = (): CommitWatch | undefined => {
-    if (commits === undefined) return undefined;
+    // Once closed, never watched again: nothing would release a new watch.
+    if (commits === undefined || closed) return undefined;
     const now = performance.now();
     if (now - watchCheckedAt < watchCheckMs) return commits;
     watchCheckedAt = now;
@@ -105,6 +107,7 @@ export function snapshotStatements(db: Db, options: SnapshotOptions = {}) {
 
     /** Stops watching the -shm file (its descriptor is closed once SQLite has removed the file). */
     close(): void {
+      closed = true;
       commits?.close();
     },
 

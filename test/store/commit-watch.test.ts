@@ -1,7 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { execFileSync } from 'node:child_process';
-import { existsSync, fstatSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, fstatSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createService } from '../../lib/service.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
@@ -195,6 +195,90 @@ t.test('EPOCH: a connection taken out of WAL mode (its -shm file removed) is che
   const back = snapshots.epoch();
   commitElsewhere(2);
   t.not(snapshots.epoch().dataVersion, back.dataVersion, 'and one after the connection went back to WAL mode');
+});
+
+t.test('EPOCH: a connection taken out of WAL mode and back before the next check watches its new -shm file', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'service.db');
+  const executed: string[] = [];
+  const db = new Database(path, { verbose: (sql) => executed.push(String(sql)) });
+  openDatabase(db);
+  t.teardown(() => db.close());
+  db.exec('CREATE TABLE marks (n INTEGER)');
+  const snapshots = snapshotStatements(db, { watchCheckMs: 0 });
+  t.teardown(() => snapshots.close());
+  snapshots.epoch();
+  const before = fileId(`${path}-shm`);
+  db.pragma('journal_mode = DELETE');
+  db.pragma('journal_mode = WAL');
+  db.pragma('data_version'); // the first read in WAL mode makes the new -shm file
+  t.not(fileId(`${path}-shm`).ino, before.ino, 'a new -shm file');
+  const back = snapshots.epoch();
+  const other = new Database(path);
+  t.teardown(() => other.close());
+  other.exec('INSERT INTO marks VALUES (1)');
+  const seen = snapshots.epoch();
+  t.not(seen.dataVersion, back.dataVersion, 'a commit by another connection is seen');
+  const checks = executed.length;
+  t.equal(snapshots.epoch(), seen);
+  t.equal(executed.slice(checks).filter((sql) => sql === 'PRAGMA data_version').length, 0, 'and quiet reads are answered from the new file\'s header');
+});
+
+t.test('EPOCH: the watched file is checked at most once a second, and never again once closed', async (t) => {
+  const db = openDatabase(join(t.testdir(), 'service.db')).db;
+  t.teardown(() => db.close());
+  const made: string[] = [];
+  const fake = (name: string) => () => {
+    made.push(name);
+    return { unchanged: () => true, remember: () => undefined, alive: () => { made.push(`${name} alive?`); return false; }, close: () => undefined };
+  };
+  const throttled = snapshotStatements(db, { watchCommits: fake('default') });
+  throttled.epoch();
+  throttled.epoch();
+  t.same(made, ['default'], 'no check within the first second');
+  throttled.close();
+
+  made.length = 0;
+  const eager = snapshotStatements(db, { watchCommits: fake('eager'), watchCheckMs: 0 });
+  eager.epoch();
+  t.same(made, ['eager', 'eager alive?', 'eager'], 'a file gone: watched afresh');
+  eager.close();
+  made.length = 0;
+  eager.epoch();
+  t.same(made, [], 'closed: no check and no new watch (nothing would release it)');
+});
+
+t.test('EPOCH: a database opened by a URI with parameters is not watched (unix-excl keeps the wal-index in memory)', async (t) => {
+  // better-sqlite3 reads SQLITE_USE_URI when it loads, so this runs in processes of its own.
+  const dir = t.testdir();
+  const path = join(dir, 'service.db');
+  const killed = spawnSync(process.execPath, ['-e', `
+    const Database = require('better-sqlite3');
+    const db = new Database(process.argv[1]);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE marks (n INTEGER); INSERT INTO marks VALUES (0)');
+    process.kill(process.pid, 'SIGKILL');
+  `, path], { cwd: REPOSITORY });
+  t.equal(killed.signal, 'SIGKILL');
+  t.ok(existsSync(`${path}-shm`), 'a -shm file left by a process that was killed');
+  const script = join(dir, 'uri.mts');
+  writeFileSync(script, `
+    import Database from 'better-sqlite3';
+    import { openDatabase } from ${JSON.stringify(join(REPOSITORY, 'lib/store/open.ts'))};
+    import { snapshotStatements } from ${JSON.stringify(join(REPOSITORY, 'lib/store/snapshots.ts'))};
+    const name = 'file:' + process.argv[2] + '?vfs=unix-excl';
+    const db = openDatabase(new Database(name)).db;
+    const snapshots = snapshotStatements(db);
+    const first = snapshots.epoch().dataVersion;
+    const other = new Database(name);
+    other.exec('INSERT INTO marks VALUES (1)');
+    process.stdout.write(JSON.stringify({ first, second: snapshots.epoch().dataVersion }));
+  `);
+  const output = execFileSync(process.execPath, ['--import', 'tsx', script, path], {
+    cwd: REPOSITORY, env: { ...process.env, SQLITE_USE_URI: '1' },
+  }).toString();
+  const { first, second } = JSON.parse(output) as { first: number; second: number };
+  t.not(second, first, 'a commit by another connection of the process is seen');
 });
 
 t.test('EPOCH: the header is read before data_version and kept only after it, with no second look in between', async (t) => {
