@@ -352,21 +352,23 @@ t.test('watchCommits: nothing to watch in memory, outside WAL mode or with exclu
   t.equal(watchCommits(memory, ''), undefined, 'in memory');
   memory.close();
 
-  const rollback = new Database(join(dir, 'rollback.db'));
-  rollback.exec('CREATE TABLE x (y)');
-  t.equal(watchCommits(rollback, join(dir, 'rollback.db')), undefined, 'rollback journal');
-  rollback.close();
+  /** A file database with one table, set up by `pragmas` first. */
+  const fileDatabase = (name: string, pragmas: readonly string[]) => {
+    const db = new Database(join(dir, name));
+    for (const pragma of pragmas) db.pragma(pragma);
+    db.exec('CREATE TABLE x (y)');
+    return db;
+  };
+  for (const [name, pragmas, what] of [
+    ['rollback.db', [], 'rollback journal'],
+    ['exclusive.db', ['journal_mode = WAL', 'locking_mode = EXCLUSIVE'], 'exclusive locking'],
+  ] as const) {
+    const db = fileDatabase(name, pragmas);
+    t.equal(watchCommits(db, join(dir, name)), undefined, what);
+    db.close();
+  }
 
-  const exclusive = new Database(join(dir, 'exclusive.db'));
-  exclusive.pragma('journal_mode = WAL');
-  exclusive.pragma('locking_mode = EXCLUSIVE');
-  exclusive.exec('CREATE TABLE x (y)');
-  t.equal(watchCommits(exclusive, join(dir, 'exclusive.db')), undefined, 'exclusive locking');
-  exclusive.close();
-
-  const missing = new Database(join(dir, 'wal.db'));
-  missing.pragma('journal_mode = WAL');
-  missing.exec('CREATE TABLE x (y)');
+  const missing = fileDatabase('wal.db', ['journal_mode = WAL']);
   t.equal(watchCommits(missing, join(dir, 'elsewhere.db')), undefined, 'no -shm file by that name');
   const watch = watchCommits(missing, join(dir, 'wal.db'));
   t.not(watch, undefined, 'a WAL database');
