@@ -13,7 +13,7 @@ import type { Db } from './open.js';
  *
  * `PRAGMA data_version` answers the same question, but it starts a read transaction to do so:
  * two locks on the -shm file and a size check, three system calls that cost a cached read about
- * a sixth of the server's CPU time under load. SQLite's other processes and versions read this
+ * an eighth of the server's CPU time under load. SQLite's other processes and versions read this
  * header too, so its layout is part of what WAL mode keeps stable.
  */
 export interface CommitWatch {
@@ -158,7 +158,8 @@ export function watchCommits(db: Db, file: string): CommitWatch | undefined {
     try {
       lastReadWhole = readSync(held.fd, current, 0, HEADER_BYTES, 0) === HEADER_BYTES;
     } catch {
-      // A read that failed once is not trusted again: the slow check from now on.
+      // A read that failed once is not trusted again: this watch stops, and the epoch makes a
+      // new one at its next check of the file (a second later at most).
       close();
     }
     return lastReadWhole;
