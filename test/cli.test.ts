@@ -321,6 +321,20 @@ t.test('client rotate invalidates the old token', async (tt) => {
   tt.equal(await identityStatus(path, token), 200, 'the new token works');
 });
 
+t.test('client revoke in another process makes a running service refuse the token on its very next request', async (tt) => {
+  // The service has the token verified and its answers cached; only the -shm header it watches
+  // (lib/store/commit-watch.ts) tells it another process committed.
+  const path = demoDatabase(tt);
+  const service = createService({ db: path });
+  tt.teardown(() => service.close());
+  const identity = async () => (await service.handle({ method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${DEMO_AGENT}` } })).status;
+  tt.equal(await identity(), 200);
+  tt.equal(await identity(), 200, 'verified from memory');
+  const result = await run(['client', 'revoke', '100', '--db', path]);
+  tt.equal(result.code, 0, result.stderr);
+  tt.equal(await identity(), 401);
+});
+
 t.test('client revoke makes the token answer 401 and releases the live leases it held', async (tt) => {
   const path = demoDatabase(tt);
   tt.equal(await identityStatus(path, DEMO_AGENT), 200);
