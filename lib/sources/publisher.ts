@@ -73,12 +73,15 @@ export function sourcePublisher(options: PublisherOptions) {
       if (provider === undefined) throw new Error(`no provider for ${publication.providerKey}`);
       const ref = parsePublished(await withDeadline((signal) => provider.publish(publication.itemId, request, signal), options.timeoutMs, options.clock, options.stop));
       if (ref === null) throw new Error('the source answered without a ref');
+      // No reply can name a longer ref (replies naming one are skipped), so it is not kept: a
+      // source could otherwise put megabytes into a key of the database.
+      const nameable = ref.length <= SOURCE_BOUNDS.identifier;
       return () => {
-        sources.markPublished(publication.stageId, publication.sourceItemId, ref, publication.generation);
+        sources.markPublished(publication.stageId, publication.sourceItemId, nameable ? ref : null, publication.generation);
         logger.info?.({ message: 'assistance request published', stageId: publication.stageId, providerKey: publication.providerKey });
         // The source has the request, so it is not posted again (that would repeat it there every
-        // hour); but every reply naming so long a ref is skipped, which must not pass unseen.
-        if (ref.length > SOURCE_BOUNDS.identifier) {
+        // hour); but it cannot be answered from the source, which must not pass unseen.
+        if (!nameable) {
           logger.error({
             message: `the source's ref for this request is longer than ${SOURCE_BOUNDS.identifier} characters: replies naming it are skipped, so it cannot be answered from the source`,
             stageId: publication.stageId, providerKey: publication.providerKey,

@@ -120,9 +120,10 @@ export function sourceStatements(db: Db) {
   const recordRef = db.prepare<[{ sourceItemId: number; ref: string; stageId: number }]>(
     'INSERT OR IGNORE INTO source_publication_refs (source_item_id, external_ref, stage_id) VALUES (@sourceItemId, @ref, @stageId)');
   // One transaction: a ref recorded without its publication (or the reverse) would lose replies.
-  const markPublished = db.transaction((stageId: number, sourceItemId: number, ref: string, generation: number): void => {
-    published.run({ stageId, ref, generation });
-    recordRef.run({ sourceItemId, ref, stageId });
+  // A null ref (one no reply could name) still marks the request as sent, by an empty external_ref.
+  const markPublished = db.transaction((stageId: number, sourceItemId: number, ref: string | null, generation: number): void => {
+    published.run({ stageId, ref: ref ?? '', generation });
+    if (ref !== null) recordRef.run({ sourceItemId, ref, stageId });
   });
   const failed = db.prepare<[{ stageId: number; next: number; generation: number }]>(
     "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId AND generation = @generation");
@@ -168,7 +169,7 @@ export function sourceStatements(db: Db) {
     publicationOf: (stageId: number) => publication.get(stageId),
     duePublications: (now: number) => due.all(now),
     /** Records the reference (replies to it count) and, unless re-queued meanwhile, the success. */
-    markPublished: (stageId: number, sourceItemId: number, ref: string, generation: number): void =>
+    markPublished: (stageId: number, sourceItemId: number, ref: string | null, generation: number): void =>
       markPublished.immediate(stageId, sourceItemId, ref, generation),
     markPublishFailed: (stageId: number, next: number, generation: number) => failed.run({ stageId, next, generation }),
     nextPublicationDue: () => nextDue.get()?.next ?? null,

@@ -119,24 +119,6 @@ t.test('SOURCES: a failed publication keeps the local request, is logged and is 
   t.equal(failures.at(-1)?.entry['retryAtUtc'], '2026-11-16T10:04:05.000Z', '60 s after the second failure (10:03:05)');
 });
 
-t.test('SOURCES: a publish ref over 1000 characters, which no reply can name, is published once and logged as an error', async (t) => {
-  let posts = 0;
-  const longRefs: SourceProvider = {
-    refresh: async () => ({ title: 'Long refs' }),
-    publish: async () => ((posts += 1), { ref: 'r'.repeat(1001) }),
-  };
-  const { h, logs } = await sourceWorld(t, { links: { 1: [{ providerKey: 'long', itemId: 'L-1' }] }, service: { sources: { long: longRefs } } });
-  const { stageId } = await ask(h);
-  await h.service.idle();
-  t.equal(posts, 1);
-  const logged = logs.find((log) => log.level === 'error' && /longer than 1000 characters/.test(String(log.entry['message'])));
-  t.match(logged?.entry, { stageId, providerKey: 'long' }, 'said at once: replies naming it are skipped');
-  h.clock.advance(2 * 3_600_000);
-  await h.call('GET', `${API}/identity`);
-  await h.service.idle();
-  t.equal(posts, 1, 'not posted again: the source has the request');
-});
-
 t.test('SOURCES: a reply to a published request becomes a reply change and marks the request responded, once', async (t) => {
   const { h, stub, ref, stageId, incomingId } = await published(t);
   await h.call('GET', `${API}/tasks/available`);
@@ -257,13 +239,13 @@ t.test('SOURCES: a followup evaluation on a published request publishes the foll
 const GRACE_TOKEN = 'wta_test_grace_desk_sources';
 
 /** The world plus a client for Grace, the human, to answer locally through her Incoming list. */
-async function withGrace(t: TapTest) {
+async function withGrace(t: TapTest, options: Omit<Parameters<typeof sourceWorld>[1], 'fixture'> = {}) {
   const fixture = baseFixture();
   fixture.clients.push({
     id: 110, organisationId: 1, name: 'grace-desk', token: GRACE_TOKEN, sponsorId: 11, resourceId: 11, isActive: true,
     scopes: ['tasks:read', 'tasks:update'],
   });
-  const world = await sourceWorld(t, { fixture });
+  const world = await sourceWorld(t, { ...options, fixture });
   const completeLocally = async (incomingId: number, response: string) => {
     const items = (await world.h.call('GET', `${API}/incoming?includeAccepted=true`, { token: GRACE_TOKEN })).json;
     const item = items.find((entry: { id: number }) => entry.id === incomingId);
@@ -282,6 +264,38 @@ async function withGrace(t: TapTest) {
   };
   return { ...world, completeLocally, followUp };
 }
+
+t.test('SOURCES: a publish ref over 1000 characters, which no reply can name, is published once, logged as an error and not kept', async (t) => {
+  const posted: { details: string | null }[] = [];
+  const longRef = 'r'.repeat(1001);
+  const longRefs: SourceProvider = {
+    refresh: async () => ({ title: 'Long refs', replies: [{ id: 'x1', inReplyTo: '', author: 'Someone', text: 'Names the empty ref' }] }),
+    publish: async (_itemId, request) => ((posted.push(request)), { ref: longRef }),
+  };
+  const { h, logs, completeLocally, followUp } = await withGrace(t, {
+    links: { 1: [{ providerKey: 'long', itemId: 'L-1' }] }, service: { sources: { long: longRefs } },
+  });
+  const { stageId, incomingId } = await ask(h, { isBlocking: false });
+  await h.service.idle();
+  t.equal(posted.length, 1);
+  const logged = logs.find((log) => log.level === 'error' && /longer than 1000 characters/.test(String(log.entry['message'])));
+  t.match(logged?.entry, { stageId, providerKey: 'long' }, 'said at once: replies naming it are skipped');
+  t.equal(h.db.prepare('SELECT external_ref FROM source_publications WHERE stage_id = ?').pluck().get(stageId), '',
+    'marked as sent, without the ref');
+  t.equal(h.db.prepare('SELECT count(*) FROM source_publication_refs').pluck().get(), 0, 'no ref for replies to name');
+  h.clock.advance(2 * 3_600_000);
+  await h.call('GET', `${API}/tasks/waiting`);
+  await h.service.idle();
+  t.equal(posted.length, 1, 'not posted again: the source has the request');
+  t.match(await humanRequest(h, stageId), { responseState: 'open' }, 'a reply naming an empty ref answers nothing');
+
+  // Still a request the source took: a follow-up sends only the new question.
+  await completeLocally(incomingId, 'Answered at the desk');
+  t.equal((await followUp(incomingId, 'More?')).status, 204);
+  await h.service.idle();
+  t.equal(posted.length, 2);
+  t.equal(posted[1]?.details, 'More?', 'the source has the question already');
+});
 
 t.test('SOURCES: a followup on a request the source never took publishes the whole request; an unpublished one publishes nothing', async (t) => {
   const { h, stub, completeLocally, followUp } = await withGrace(t);
