@@ -212,6 +212,15 @@ t.test('FIXTURE: one item linked from two tasks takes one set of facts: differen
     'the same facts twice, and a link without facts, are one item');
 });
 
+t.test('FIXTURE: one item linked twice from one task is refused as linked twice, with or without facts', async (t) => {
+  const link = (title?: string) => ({ providerKey: 'jira', itemId: 'T-1', ...(title === undefined ? {} : { facts: { title } }) });
+  for (const [first, second] of [[undefined, undefined], ['A title', 'B title'], ['A title', 'A title'], [undefined, 'A title']] as const) {
+    expectFixtureError(t, (f) => { f.tasks[0]!['sources'] = [link(first), link(second)]; }, 'tasks[0].sources[1]');
+    const error = caught(() => loadFixture(freshDb(), { ...baseFixture(), tasks: baseFixture().tasks.map((task, index) => (index === 0 ? { ...task, sources: [link(first), link(second)] } : task)) }));
+    t.match(String(error), /linked twice/, `facts ${String(first)} then ${String(second)}`);
+  }
+});
+
 t.test('FIXTURE: overlapping calendar intervals are rejected', async (t) => {
   expectFixtureError(t, (f) => { f.staff[0]!['calendar'] = { mon: [['09:00', '12:00'], ['11:00', '13:00']] }; }, 'staff[0].calendar.mon');
 });
