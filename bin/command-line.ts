@@ -98,6 +98,15 @@ export function err(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+/**
+ * A line of the server's log on stderr, JSON like the request lines beside it: a harness or a
+ * `jq` reading every line as JSON meets nothing else while the server runs. (A failure that ends
+ * the command is a plain `error: ...` line.)
+ */
+export function logLine(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}): void {
+  err(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
+}
+
 export function parseInteger(text: string, what: string, min: number, max: number): number {
   if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) {
     throw new UsageError(`${what} must be an integer from ${min} to ${max}, got "${text}"`);

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { err } from './command-line.js';
+import { logLine } from './command-line.js';
 
 /**
  * What `serve` allows each client connection. node's defaults suit a server behind a proxy that
@@ -39,12 +39,7 @@ export function limitConnections(server: LimitedServer): void {
   const report = (): void => {
     pending = undefined;
     loggedAt = Date.now();
-    err(JSON.stringify({
-      time: new Date(loggedAt).toISOString(),
-      level: 'error',
-      message: `connection limit reached: ${CONNECTION_LIMITS.maxConnections} connections are open, new ones are closed as they arrive`,
-      refused,
-    }));
+    logLine('error', `connection limit reached: ${CONNECTION_LIMITS.maxConnections} connections are open, new ones are closed as they arrive`, { refused });
     refused = 0;
   };
   server.on('drop', () => {

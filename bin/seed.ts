@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Db } from '../lib/store/open.js';
-import { err, summaryLine } from './command-line.js';
+import { logLine, summaryLine } from './command-line.js';
 
 /** The demo client with a resource, as listed in the bundled fixture. */
 function demoAgentToken(path: string): string | undefined {
@@ -33,14 +33,14 @@ export async function seedDatabase(
     return summary;
   }).immediate();
   // Told only once committed: a failing fixture takes the demo back with it.
-  if (demoLoaded !== undefined) err(`demo: ${summaryLine(demoLoaded)}`);
+  if (demoLoaded !== undefined) logLine('info', `demo: ${summaryLine(demoLoaded)}`);
   if (!demo) return undefined;
   const token = demoAgentToken(demoPath);
   const active = token === undefined ? undefined : db.prepare<[string], { id: number }>(
     'SELECT id FROM api_clients WHERE token_hash = ? AND is_active = 1',
   ).get(hashToken(token));
   if (active === undefined) {
-    err('demo: the database already holds other data; the demo token does not work in it');
+    logLine('warn', 'demo: the database already holds other data; the demo token does not work in it');
     return undefined;
   }
   return token;

@@ -1,7 +1,7 @@
 import { isIP, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkFlags, env, envFlag, err, type FlagOptions, out, parseInteger, USAGE, UsageError } from './command-line.js';
+import { checkFlags, env, envFlag, err, type FlagOptions, logLine, out, parseInteger, USAGE, UsageError } from './command-line.js';
 import { openDb } from './database.js';
 import { requestLog } from './request-log.js';
 import { seedDatabase } from './seed.js';
@@ -170,10 +170,10 @@ export async function serve(args: string[]): Promise<void> {
     const address = server.address() as AddressInfo;
     // Said where journald keeps it: a new, empty database where one was expected is worth seeing.
     // On stderr, so that stdout's first line is always the listening line a harness waits for.
-    if (opened.created) err(`created a new database at ${resolve(opened.path)}`);
+    if (opened.created) logLine('info', 'created a new database', { path: resolve(opened.path) });
     out(`listening on ${scheme}://${urlHost(host)}:${address.port}`);
     if (tls === undefined && !isLoopback(address.address)) {
-      err(`warning: serving plain HTTP on ${host}; bearer tokens cross the network unencrypted. Use --tls-cert and --tls-key, or a TLS-terminating proxy.`);
+      logLine('warn', `serving plain HTTP on ${host}; bearer tokens cross the network unencrypted. Use --tls-cert and --tls-key, or a TLS-terminating proxy.`, { host });
     }
     if (demoToken !== undefined) {
       const callHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : urlHost(host);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Service } from '../lib/service.js';
 import type { Db } from '../lib/store/open.js';
-import { err } from './command-line.js';
+import { logLine } from './command-line.js';
 import { ANSWERED_ON } from './request-log.js';
 
 /** How each signal that stops the server ends the process. */
@@ -12,9 +12,6 @@ const EXIT_CODES: Readonly<Record<'SIGTERM' | 'SIGINT' | 'SIGHUP', number>> = {
   // stay down: a non-zero status makes the systemd unit (Restart=on-failure) start it again.
   SIGHUP: 129,
 };
-
-const log = (level: 'info' | 'error', message: string, fields: Record<string, unknown> = {}): void =>
-  err(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
 
 /**
  * Folds the write-ahead log into the database file, then closes it, so that the file alone holds
@@ -34,7 +31,7 @@ export function closeDatabase(db: Db): void {
     // A full disk can make the checkpoint throw: reported below like any other incomplete one.
   }
   if (!folded) {
-    log('error', 'the write-ahead log could not be folded into the database file (full disk, or another process reading it); its latest writes are in the -wal file beside it, which SQLite applies at the next start: keep the two together', { file: db.name });
+    logLine('error', 'the write-ahead log could not be folded into the database file (full disk, or another process reading it); its latest writes are in the -wal file beside it, which SQLite applies at the next start: keep the two together', { file: db.name });
   }
   db.close();
 }
@@ -67,7 +64,7 @@ export function stopOnSignals(server: Server, service: Service, db: Db): () => b
     }
     stopping = true;
     for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
-    log('info', 'stopping', { signal });
+    logLine('info', 'stopping', { signal });
     server.close(() => {
       // Publications to linked sources in flight finish first (each is bounded by its deadline).
       void service.idle().finally(() => {

@@ -11,7 +11,7 @@ import { loadFixture } from '../lib/fixtures/load.js';
 import { openDatabase } from '../lib/store/open.js';
 import type { TapTest } from './helpers/api.js';
 import { ALL_SCOPES } from './helpers/fixture.js';
-import { exited, run, serve, start, watch } from './helpers/cli.js';
+import { exited, jsonLines, notJson, run, serve, start, watch } from './helpers/cli.js';
 import { raw } from './helpers/sockets.js';
 import { OPENSSL_MISSING, selfSignedPair } from './helpers/tls.js';
 
@@ -167,9 +167,10 @@ t.test('serve warns about plain HTTP when the address it is bound to is not loop
     // The warning is written before any request is served: once a request's log line is out, it would be there too.
     tt.equal((await fetch(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}/healthz`)).status, 200, host);
     await output.waitFor('stderr', /"route":"\/healthz"/);
-    tt.equal(/^warning: serving plain HTTP on /m.test(output.stderr), warns, `${host}: ${warns ? 'warned' : 'no warning'}`);
+    tt.equal(/^\{.*"level":"warn","message":"serving plain HTTP on /m.test(output.stderr), warns, `${host}: ${warns ? 'warned' : 'no warning'}`);
     child.kill('SIGTERM');
     tt.equal((await exited(child)).code, 0);
+    tt.strictSame(notJson(output.stderr), [], `${host}: every line on stderr is JSON`);
   }
 });
 
@@ -384,12 +385,14 @@ t.test('WTA_* configure serve; SIGTERM lets a request in flight finish, then clo
 t.test('serve stops on SIGHUP as on SIGTERM, exiting 129 so that the systemd unit starts it again; a new database is announced', async (tt) => {
   const dbPath = join(dirOf(tt), 'hangup.sqlite');
   const first = await serve(tt, ['--db', dbPath, '--demo']);
-  tt.match(first.output.stderr, new RegExp(`^created a new database at ${dbPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'), 'said on stderr');
+  tt.match(jsonLines(first.output.stderr).find((line) => line['message'] === 'created a new database'), { level: 'info', path: dbPath }, 'said on stderr');
   tt.match(first.output.stdout, /^listening on /, 'so the listening line is the first on stdout');
   tt.equal((await fetch(`${first.base}/healthz`)).status, 200);
   first.child.kill('SIGHUP');
   await first.output.waitFor('stderr', /"message":"stopping","signal":"SIGHUP"/);
   tt.same(await exited(first.child), { code: 129, signal: null }, 'a clean stop, with a status that asks for a restart');
+  tt.strictSame(notJson(first.output.stderr), [], 'every line on stderr is JSON: the announcement, the demo, the requests, the stop');
+  tt.match(first.output.stderr, /"message":"demo: loaded 1 organisations, /, 'the demo was loaded');
   tt.notOk(existsSync(`${dbPath}-wal`), 'the database was closed (its WAL folded into the file)');
 
   const again = await serve(tt, ['--db', dbPath, '--demo']);

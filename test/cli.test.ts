@@ -84,7 +84,7 @@ t.test('serve --demo --fixture on an empty database loads the demo, then the fix
   }));
   const { base, output } = await serve(tt, ['--demo', '--fixture', fixture, '--db', join(dir, 'both.sqlite')]);
   await output.waitFor('stdout', /\/api\/v1\/tasks\/available$/m);
-  await output.waitFor('stderr', /^demo: loaded 1 organisations, /m);
+  await output.waitFor('stderr', /^\{.*"message":"demo: loaded 1 organisations, /m);
   const identity = (token: string) => fetch(`${base}/api/v1/identity`, { headers: { authorization: `Bearer ${token}` } }).then((response) => response.status);
   tt.equal(await identity(DEMO_AGENT), 200, 'the demo was loaded, and its token printed');
   tt.equal(await identity('wta_mine_bot_0123456789'), 200, 'and the fixture too');
@@ -140,7 +140,7 @@ t.test('serve --demo --fixture with a bad fixture leaves no demo behind: both lo
   const result = await run(['serve', '--demo', '--fixture', bad, '--db', dbPath, '--port', '0']);
   tt.equal(result.code, 1);
   tt.match(result.stderr, /^fixture error: projects\[0\]\.organisationId: /m);
-  tt.notMatch(result.stderr, /^demo: loaded/m, 'nor does it say the demo was loaded');
+  tt.notMatch(result.stderr, /demo: loaded/, 'nor does it say the demo was loaded');
   const db = new Database(dbPath, { readonly: true });
   tt.teardown(() => db.close());
   tt.equal((db.prepare('SELECT count(*) AS n FROM organisations').get() as { n: number }).n, 0, 'the demo was taken back');

@@ -78,6 +78,22 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
   });
 }
 
+const isJsonObject = (line: string): boolean => {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+};
+
+/** The lines of a server's log that are not one JSON object each (none should be). */
+export const notJson = (log: string): string[] => log.split('\n').filter((line) => line !== '' && !isJsonObject(line));
+
+/** The JSON lines of a server's log, parsed. */
+export const jsonLines = (log: string): Record<string, unknown>[] =>
+  log.split('\n').filter(isJsonObject).map((line) => JSON.parse(line) as Record<string, unknown>);
+
 /** A one-shot command still running after this long has hung: it is killed, and its test fails. */
 const RUN_DEADLINE_MS = 60_000;
 
