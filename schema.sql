@@ -292,8 +292,8 @@ CREATE TABLE IF NOT EXISTS source_replies_seen (
 ) WITHOUT ROWID;
 
 -- Where a published assistance request lives in the external system (kept internal).
--- external_ref: null until the source took the request; '' when its ref was too long for a reply
--- to name (so it is not kept), which still marks the request as sent.
+-- external_ref: null until the source took the request; '' when the ref the source gave for it
+-- was too long for a reply to name (so it is not kept), which still marks the request as sent.
 CREATE TABLE IF NOT EXISTS source_publications (
   stage_id         INTEGER PRIMARY KEY REFERENCES assistance_stages (id) ON DELETE CASCADE,
   source_item_id   INTEGER NOT NULL REFERENCES source_items (id),

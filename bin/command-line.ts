@@ -98,13 +98,20 @@ export function err(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+export type LogLevel = 'info' | 'warn' | 'error';
+
 /**
- * A line of the server's log on stderr, JSON like the request lines beside it: a harness or a
- * `jq` reading every line as JSON meets nothing else while the server runs. (A failure that ends
- * the command is a plain `error: ...` line.)
+ * One line of the server's log on stderr, always a JSON object starting with `time` and `level`:
+ * a harness or a `jq` reading every line as JSON meets nothing else while the server runs. (What
+ * ends the command, such as `error: ...` or `fixture error: ...`, is plain text.)
  */
-export function logLine(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}): void {
-  err(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
+export function logEntry(level: LogLevel, fields: Record<string, unknown>): void {
+  err(JSON.stringify({ time: new Date().toISOString(), level, ...fields }));
+}
+
+/** A log line that is a message rather than a request's record. */
+export function logLine(level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
+  logEntry(level, { message, ...fields });
 }
 
 export function parseInteger(text: string, what: string, min: number, max: number): number {

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { ResponseMeta, ServiceResponse } from '../lib/http/types.js';
-import { err } from './command-line.js';
+import { logEntry } from './command-line.js';
 
 /** Every event the adapter answers a request on. */
 export const ANSWERED_ON = ['request', 'checkContinue', 'checkExpectation'] as const;
@@ -38,10 +38,8 @@ export function requestLog() {
   const exchanges = new WeakMap<IncomingMessage, Exchange>();
   // A CONNECT is answered on its socket, without a ServerResponse to wait for.
   const connectStarted = new WeakMap<IncomingMessage, number>();
-  const logLine = ({ method, meta, status, durationMs, traceId, delivered }: Answered): void => {
-    err(JSON.stringify({
-      time: new Date().toISOString(),
-      level: 'info',
+  const requestLine = ({ method, meta, status, durationMs, traceId, delivered }: Answered): void => {
+    logEntry('info', {
       method,
       route: meta?.route ?? null,
       status,
@@ -49,12 +47,12 @@ export function requestLog() {
       clientId: meta?.clientId ?? null,
       traceId: traceId ?? null,
       ...(delivered === false ? { delivered } : {}),
-    }));
+    });
   };
   const logUndelivered = (req: IncomingMessage, exchange: Exchange): void => {
     const { answer } = exchange;
     if (answer === undefined) return;
-    logLine({ method: req.method ?? null, ...answer, durationMs: performance.now() - exchange.started, delivered: false });
+    requestLine({ method: req.method ?? null, ...answer, durationMs: performance.now() - exchange.started, delivered: false });
   };
   return {
     // The adapter sends headers with one writeHead (res.getHeader cannot see them): the trace id
@@ -63,7 +61,7 @@ export function requestLog() {
       const traceId = response.headers['x-trace-id'];
       const started = connectStarted.get(req);
       if (started !== undefined) {
-        logLine({ method: req.method ?? null, meta: response.meta, status: response.status, durationMs: performance.now() - started, traceId });
+        requestLine({ method: req.method ?? null, meta: response.meta, status: response.status, durationMs: performance.now() - started, traceId });
         return;
       }
       const exchange = exchanges.get(req);
@@ -73,7 +71,7 @@ export function requestLog() {
     },
     // Bytes node:http cannot parse never become a request; their answer gets a line all the same.
     onClientError(response: ServiceResponse): void {
-      logLine({ method: response.meta?.method ?? null, meta: response.meta, status: response.status, durationMs: null, traceId: response.headers['x-trace-id'] });
+      requestLine({ method: response.meta?.method ?? null, meta: response.meta, status: response.status, durationMs: null, traceId: response.headers['x-trace-id'] });
     },
     attach(server: Server): void {
       server.prependListener('connect', (req: IncomingMessage) => connectStarted.set(req, performance.now()));
@@ -108,7 +106,7 @@ export function requestLog() {
           waiting.delete(gone);
           const { answer } = exchange;
           // The status written: an answer node or the adapter gave without the service has none.
-          logLine({ method: req.method ?? null, meta: answer?.meta, status: res.statusCode, durationMs: performance.now() - exchange.started, traceId: answer?.traceId });
+          requestLine({ method: req.method ?? null, meta: answer?.meta, status: res.statusCode, durationMs: performance.now() - exchange.started, traceId: answer?.traceId });
         });
         res.once('close', gone);
       };

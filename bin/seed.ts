@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Db } from '../lib/store/open.js';
-import { logLine, summaryLine } from './command-line.js';
+import { type LogLevel, summaryLine } from './command-line.js';
 
 /** The demo client with a resource, as listed in the bundled fixture. */
 function demoAgentToken(path: string): string | undefined {
@@ -9,16 +9,25 @@ function demoAgentToken(path: string): string | undefined {
   return typeof agent?.token === 'string' ? agent.token : undefined;
 }
 
+export interface Seeded {
+  /** The demo agent's token, when it works in this database. */
+  readonly demoToken: string | undefined;
+  /**
+   * What the demo did, for the log once the server listens: a start that fails after seeding
+   * (it cannot listen) removes a database it created, demo and all.
+   */
+  readonly notes: readonly { readonly level: LogLevel; readonly message: string }[];
+}
+
 /**
  * Loads the demo (only into an empty database, so a restart keeps what the user changed) and then
  * `--fixture` over it, in one transaction: a fixture that fails takes the demo back with it.
- * Returns the demo agent's token when it works in this database.
  */
 export async function seedDatabase(
   db: Db, demo: boolean, fixturePath: string | undefined,
   /** Runs first inside the seeding transaction (see OpenedDb.claimIfEmpty). */
   claimIfEmpty: () => void = () => undefined,
-): Promise<string | undefined> {
+): Promise<Seeded> {
   const [{ hashToken }, { loadFixtureFile }, { packageFile }] = await Promise.all([
     import('../lib/auth/token.js'),
     import('../lib/fixtures/load.js'),
@@ -33,15 +42,17 @@ export async function seedDatabase(
     return summary;
   }).immediate();
   // Told only once committed: a failing fixture takes the demo back with it.
-  if (demoLoaded !== undefined) logLine('info', `demo: ${summaryLine(demoLoaded)}`);
-  if (!demo) return undefined;
+  const loaded = demoLoaded === undefined ? [] : [{ level: 'info' as const, message: `demo: ${summaryLine(demoLoaded)}` }];
+  if (!demo) return { demoToken: undefined, notes: loaded };
   const token = demoAgentToken(demoPath);
   const active = token === undefined ? undefined : db.prepare<[string], { id: number }>(
     'SELECT id FROM api_clients WHERE token_hash = ? AND is_active = 1',
   ).get(hashToken(token));
   if (active === undefined) {
-    logLine('warn', 'demo: the database already holds other data; the demo token does not work in it');
-    return undefined;
+    return {
+      demoToken: undefined,
+      notes: [...loaded, { level: 'warn', message: 'demo: the database already holds other data; the demo token does not work in it' }],
+    };
   }
-  return token;
+  return { demoToken: token, notes: loaded };
 }

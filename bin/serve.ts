@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { checkFlags, env, envFlag, err, type FlagOptions, logLine, out, parseInteger, USAGE, UsageError } from './command-line.js';
 import { openDb } from './database.js';
 import { requestLog } from './request-log.js';
-import { seedDatabase } from './seed.js';
+import { type Seeded, seedDatabase } from './seed.js';
 import { limitConnections } from './connection-limits.js';
 import { stopOnSignals } from './shutdown.js';
 import { readTlsPair } from './tls.js';
@@ -133,9 +133,9 @@ export async function serve(args: string[]): Promise<void> {
   }));
   const opened = await openDb(values.db);
   const { db } = opened;
-  let demoToken: string | undefined;
+  let seeded: Seeded;
   try {
-    demoToken = await seedDatabase(db, demo, fixturePath, opened.claimIfEmpty);
+    seeded = await seedDatabase(db, demo, fixturePath, opened.claimIfEmpty);
     // A failing command that made the file may have removed it meanwhile: serving it would take
     // writes into a file nobody can open again.
     opened.assertInPlace();
@@ -171,10 +171,12 @@ export async function serve(args: string[]): Promise<void> {
     // Said where journald keeps it: a new, empty database where one was expected is worth seeing.
     // On stderr, so that stdout's first line is always the listening line a harness waits for.
     if (opened.created) logLine('info', 'created a new database', { path: resolve(opened.path) });
+    for (const note of seeded.notes) logLine(note.level, note.message);
     out(`listening on ${scheme}://${urlHost(host)}:${address.port}`);
     if (tls === undefined && !isLoopback(address.address)) {
       logLine('warn', `serving plain HTTP on ${host}; bearer tokens cross the network unencrypted. Use --tls-cert and --tls-key, or a TLS-terminating proxy.`, { host });
     }
+    const { demoToken } = seeded;
     if (demoToken !== undefined) {
       const callHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : urlHost(host);
       const base = `${scheme}://${callHost}:${address.port}/api/v1`;

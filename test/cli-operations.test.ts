@@ -167,7 +167,8 @@ t.test('serve warns about plain HTTP when the address it is bound to is not loop
     // The warning is written before any request is served: once a request's log line is out, it would be there too.
     tt.equal((await fetch(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}/healthz`)).status, 200, host);
     await output.waitFor('stderr', /"route":"\/healthz"/);
-    tt.equal(/^\{.*"level":"warn","message":"serving plain HTTP on /m.test(output.stderr), warns, `${host}: ${warns ? 'warned' : 'no warning'}`);
+    const warned = jsonLines(output.stderr).some((line) => line['level'] === 'warn' && String(line['message']).startsWith('serving plain HTTP on '));
+    tt.equal(warned, warns, `${host}: ${warns ? 'warned' : 'no warning'}`);
     child.kill('SIGTERM');
     tt.equal((await exited(child)).code, 0);
     tt.strictSame(notJson(output.stderr), [], `${host}: every line on stderr is JSON`);
@@ -382,6 +383,15 @@ t.test('WTA_* configure serve; SIGTERM lets a request in flight finish, then clo
   tt.match(output.stderr, /"route":"\/api\/v1\/tasks\/available","status":200/, 'the request was logged');
 });
 
+t.test('serve --demo on a database holding other data warns on stderr, as JSON, and prints no demo token', async (tt) => {
+  const { child, output } = await serve(tt, ['--db', fixtureDatabase(tt), '--demo']);
+  child.kill('SIGTERM');
+  tt.same(await exited(child), { code: 0, signal: null });
+  tt.match(jsonLines(output.stderr), [{ level: 'warn', message: 'demo: the database already holds other data; the demo token does not work in it' }]);
+  tt.strictSame(notJson(output.stderr), []);
+  tt.notMatch(output.stdout, /Bearer/, 'no curl lines with a token that does not work');
+});
+
 t.test('serve stops on SIGHUP as on SIGTERM, exiting 129 so that the systemd unit starts it again; a new database is announced', async (tt) => {
   const dbPath = join(dirOf(tt), 'hangup.sqlite');
   const first = await serve(tt, ['--db', dbPath, '--demo']);
@@ -392,7 +402,8 @@ t.test('serve stops on SIGHUP as on SIGTERM, exiting 129 so that the systemd uni
   await first.output.waitFor('stderr', /"message":"stopping","signal":"SIGHUP"/);
   tt.same(await exited(first.child), { code: 129, signal: null }, 'a clean stop, with a status that asks for a restart');
   tt.strictSame(notJson(first.output.stderr), [], 'every line on stderr is JSON: the announcement, the demo, the requests, the stop');
-  tt.match(first.output.stderr, /"message":"demo: loaded 1 organisations, /, 'the demo was loaded');
+  tt.match(jsonLines(first.output.stderr).slice(0, 2), [{ message: 'created a new database' }, { level: 'info', message: /^demo: loaded 1 organisations, / }],
+    'the new database first, then what the demo loaded into it');
   tt.notOk(existsSync(`${dbPath}-wal`), 'the database was closed (its WAL folded into the file)');
 
   const again = await serve(tt, ['--db', dbPath, '--demo']);
