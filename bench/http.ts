@@ -684,7 +684,7 @@ async function burst(port: number, tokens: readonly string[], taskIds: readonly 
 const MAIN_ORG = 1;
 const BURST_ORG = 900;
 
-function positiveInteger(name: string, fallback: number): number {
+export function positiveInteger(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);

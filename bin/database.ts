@@ -13,9 +13,10 @@ export interface OpenedDb {
   readonly created: boolean;
   /**
    * Closes it and removes what opening created (the file, directories), so a failure leaves no
-   * trace; never what another command has committed to that file meanwhile.
+   * trace; never what another command has committed to that file meanwhile. Returns whether the
+   * database is gone (false: it stays, with what this command committed to it).
    */
-  abandon(): void;
+  abandon(): boolean;
   /**
    * Called inside a write transaction that is about to fill the database (serve's seeding): when
    * it holds nothing yet, what this command commits now is its own to remove again.
@@ -120,6 +121,7 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
         const removed = file !== undefined && created && removeIfOnlyOurs(db, file, claimedAt, inPlace);
         db.close();
         if (removed && createdDirectory !== undefined) removeEmptyDirectories(dirname(file), createdDirectory);
+        return removed;
       },
       claimIfEmpty: () => {
         // Read under the write lock: no other connection's commit can come before it unseen.

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Db } from '../lib/store/open.js';
-import { type LogLevel, summaryLine } from './command-line.js';
+import { type LogLevel, logLine, summaryLine } from './command-line.js';
 
 /** The demo client with a resource, as listed in the bundled fixture. */
 function demoAgentToken(path: string): string | undefined {
@@ -9,14 +9,21 @@ function demoAgentToken(path: string): string | undefined {
   return typeof agent?.token === 'string' ? agent.token : undefined;
 }
 
+type Note = { readonly level: LogLevel; readonly message: string };
+
 export interface Seeded {
   /** The demo agent's token, when it works in this database. */
   readonly demoToken: string | undefined;
   /**
-   * What the demo did, for the log once the server listens: a start that fails after seeding
-   * (it cannot listen) removes a database it created, demo and all.
+   * What the demo did, for the log once the server listens (after the line announcing a new
+   * database): a start that fails after seeding (it cannot listen) removes a database it
+   * created, demo and all.
    */
-  readonly notes: readonly { readonly level: LogLevel; readonly message: string }[];
+  readonly notes: readonly Note[];
+}
+
+export function logNotes(notes: readonly Note[]): void {
+  for (const note of notes) logLine(note.level, note.message);
 }
 
 /**

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { checkFlags, env, envFlag, err, type FlagOptions, logLine, out, parseInteger, USAGE, UsageError } from './command-line.js';
 import { openDb } from './database.js';
 import { requestLog } from './request-log.js';
-import { type Seeded, seedDatabase } from './seed.js';
+import { logNotes, seedDatabase } from './seed.js';
 import { limitConnections } from './connection-limits.js';
 import { stopOnSignals } from './shutdown.js';
 import { readTlsPair } from './tls.js';
@@ -133,16 +133,15 @@ export async function serve(args: string[]): Promise<void> {
   }));
   const opened = await openDb(values.db);
   const { db } = opened;
-  let seeded: Seeded;
-  try {
-    seeded = await seedDatabase(db, demo, fixturePath, opened.claimIfEmpty);
+  const seeded = await seedDatabase(db, demo, fixturePath, opened.claimIfEmpty).then((result) => {
     // A failing command that made the file may have removed it meanwhile: serving it would take
     // writes into a file nobody can open again.
     opened.assertInPlace();
-  } catch (error) {
+    return result;
+  }).catch((error: unknown) => {
     opened.abandon();
     throw error;
-  }
+  });
 
   const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });
   const log = requestLog();
@@ -160,9 +159,10 @@ export async function serve(args: string[]): Promise<void> {
 
   server.once('error', (error: Error) => {
     err(`error: cannot listen on ${urlHost(host)}:${port}: ${error.message}`);
-    // Like any failed command: a database this start created goes again.
+    // Like any failed command: a database this start created goes again. One that stays keeps
+    // the demo it was just given, which is then said as it would have been.
     service.close();
-    opened.abandon();
+    if (!opened.abandon()) logNotes(seeded.notes);
     process.exitCode = 1;
   });
 
@@ -171,7 +171,7 @@ export async function serve(args: string[]): Promise<void> {
     // Said where journald keeps it: a new, empty database where one was expected is worth seeing.
     // On stderr, so that stdout's first line is always the listening line a harness waits for.
     if (opened.created) logLine('info', 'created a new database', { path: resolve(opened.path) });
-    for (const note of seeded.notes) logLine(note.level, note.message);
+    logNotes(seeded.notes);
     out(`listening on ${scheme}://${urlHost(host)}:${address.port}`);
     if (tls === undefined && !isLoopback(address.address)) {
       logLine('warn', `serving plain HTTP on ${host}; bearer tokens cross the network unencrypted. Use --tls-cert and --tls-key, or a TLS-terminating proxy.`, { host });

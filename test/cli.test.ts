@@ -162,6 +162,15 @@ t.test('serve on a port in use exits 1 naming it, and removes the database it cr
   tt.equal(result.code, 1);
   tt.match(result.stderr, new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`, 'm'));
   tt.notOk(existsSync(fresh), 'the database this start created is gone');
+  tt.notMatch(result.stderr, /demo: loaded/, 'and with it the demo, which is not announced');
+
+  // An existing, empty database keeps the demo it was given: said, though the start failed.
+  const empty = join(dir, 'empty.sqlite');
+  openDatabase(empty).db.close();
+  const seeded = await run(['serve', '--demo', '--db', empty, '--port', String(port)]);
+  tt.equal(seeded.code, 1);
+  tt.match(seeded.stderr, /^\{.*"level":"info","message":"demo: loaded 1 organisations, /m, 'what the demo loaded is said');
+  tt.equal(await identityStatus(empty, DEMO_AGENT), 200, 'and it is there');
 
   const kept = demoDatabase(tt);
   const again = await run(['serve', '--db', kept, '--port', String(port)]);
