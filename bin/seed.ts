@@ -16,8 +16,8 @@ export interface Seeded {
   readonly demoToken: string | undefined;
   /**
    * What the demo did, for the log once the server listens (after the line announcing a new
-   * database): a start that fails after seeding (it cannot listen) removes a database it
-   * created, demo and all.
+   * database): a start that fails after seeding (it cannot listen) removes a database only it
+   * wrote to, demo and all, and says nothing of it; one that stays is told all the same.
    */
   readonly notes: readonly Note[];
 }
