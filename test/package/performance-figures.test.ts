@@ -1,0 +1,106 @@
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+
+// The README's Performance section publishes one `npm run bench` run; a new run replaces
+// bench/results/latest.json by hand, and a stale table or derived figure would go unnoticed.
+
+interface BenchRow {
+  readonly scenario: string;
+  readonly reqPerSec: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly ratioToCeiling: number;
+  readonly detail: { readonly perSecond: number };
+}
+
+interface BenchResults {
+  readonly settings: { readonly ceilingReqPerSec: number };
+  readonly rows: readonly BenchRow[];
+  readonly durability: { readonly acknowledgedPatches: number };
+}
+
+const results = JSON.parse(readFileSync(new URL('../../bench/results/latest.json', import.meta.url), 'utf8')) as BenchResults;
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const performance = readme.slice(readme.indexOf('\n## Performance\n'), readme.indexOf('\n## Tests\n'));
+
+function row(scenario: string): BenchRow {
+  const found = results.rows.find((candidate) => candidate.scenario === scenario);
+  if (found === undefined) throw new Error(`latest.json has no row "${scenario}"`);
+  return found;
+}
+
+/** The README rounds to two significant digits; allow one unit of the second either way. */
+function agrees(published: number, measured: number): boolean {
+  const unit = 10 ** (Math.floor(Math.log10(Math.abs(measured))) - 1);
+  return Math.abs(published - measured) <= unit + 1e-9;
+}
+
+function integer(text: string): number {
+  return Number(text.replaceAll(',', ''));
+}
+
+const ceilingRows = [row('ceiling, raw node:http (first)'), row('ceiling, raw node:http (last)')];
+const mean = (values: readonly number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+// README label → what latest.json says for it.
+const TABLE: ReadonlyArray<readonly [string, { reqPerSec: number; p50Ms: number; p99Ms: number; ratio: number }]> = [
+  ['ceiling: raw node:http, fixed small JSON (mean of first and last)', {
+    reqPerSec: results.settings.ceilingReqPerSec,
+    p50Ms: mean(ceilingRows.map((ceiling) => ceiling.p50Ms)),
+    p99Ms: mean(ceilingRows.map((ceiling) => ceiling.p99Ms)),
+    ratio: 1,
+  }],
+  ...([
+    ['GET /tasks/{id}', 'GET /tasks/{id}'],
+    ['GET /tasks/available (50 tasks, 39 KB)', 'GET /tasks/available (50)'],
+    ['PATCH /tasks/{id} (durable, 2xx only)', 'PATCH /tasks/{id} (2xx only)'],
+    ['reference: the same PATCH load with `synchronous = OFF` (not durable)', 'reference: PATCH, synchronous=OFF'],
+    ['reference: the same GET + PATCH load on node:http doing no work', 'reference: GET+PATCH, no-work server'],
+  ] as const).map(([label, scenario]) => {
+    const measured = row(scenario);
+    return [label, { reqPerSec: measured.reqPerSec, p50Ms: measured.p50Ms, p99Ms: measured.p99Ms, ratio: measured.ratioToCeiling }] as const;
+  }),
+];
+
+t.test('README: the Performance table is bench/results/latest.json, row by row', async (t) => {
+  for (const [label, measured] of TABLE) {
+    const line = performance.split('\n').find((candidate) => candidate.startsWith(`| ${label} |`));
+    if (line === undefined) {
+      t.fail(`no table row "${label}"`);
+      continue;
+    }
+    const [reqPerSec, p50, p99, ratio] = line.slice(label.length + 4).split('|').map((cell) => cell.trim());
+    t.equal(integer(reqPerSec ?? ''), measured.reqPerSec, `${label}: req/s`);
+    t.ok(agrees(Number.parseFloat(p50 ?? ''), measured.p50Ms), `${label}: p50 ${p50} for ${measured.p50Ms} ms`);
+    t.ok(agrees(Number.parseFloat(p99 ?? ''), measured.p99Ms), `${label}: p99 ${p99} for ${measured.p99Ms} ms`);
+    t.ok(agrees(Number.parseFloat(ratio ?? ''), measured.ratio), `${label}: ratio ${ratio} for ${measured.ratio}`);
+  }
+});
+
+t.test('README: the acknowledged PATCHes that survived SIGKILL are latest.json\'s', async (t) => {
+  const match = /and ([\d,]+) acknowledged PATCHes all survived a SIGKILL/.exec(performance);
+  t.equal(integer(match?.[1] ?? ''), results.durability.acknowledgedPatches);
+});
+
+t.test('README: "Why PATCH misses" works from latest.json\'s ceiling and reference rows', async (t) => {
+  const prose = performance.replaceAll('\n', ' ');
+  const target = 0.2 * results.settings.ceilingReqPerSec;
+  const pairMicros = 1e6 / target;
+  const noWorkMicros = 1e6 / row('reference: GET+PATCH, no-work server').detail.perSecond;
+  const unsyncedMicros = 1e6 / row('reference: PATCH, synchronous=OFF').detail.perSecond;
+  const durableMicros = 1e6 / row('PATCH /tasks/{id} (2xx only)').detail.perSecond;
+  const figures = /At 0\.20 of this run's ceiling \(([\d,]+) PATCHes a second\) the server would have to finish a GET \+ PATCH pair every (\d+) µs .* takes (\d+) µs a pair .* which leaves (\d+) µs .* spends about (\d+) µs on that .* row: (\d+) µs a pair, less node:http's (\d+)\), and the durable commit adds about (\d+) µs more/.exec(prose);
+  if (figures === null) {
+    t.fail('the paragraph\'s figures were not found');
+    return;
+  }
+  const [, patches, pair, noWork, leaves, service, unsynced, noWorkAgain, durable] = figures.map((figure) => integer(figure ?? ''));
+  t.equal(patches, Math.round(target), 'PATCHes a second at 0.20');
+  t.equal(pair, Math.round(pairMicros), 'µs a pair at the target');
+  t.equal(noWork, Math.round(noWorkMicros), 'µs a pair with no work');
+  t.equal(noWorkAgain, noWork, 'the same no-work figure twice');
+  t.equal(leaves, (pair ?? 0) - (noWork ?? 0), 'what is left for the service');
+  t.equal(unsynced, Math.round(unsyncedMicros), 'µs a pair with synchronous = OFF');
+  t.equal(service, (unsynced ?? 0) - (noWork ?? 0), 'the service\'s own work');
+  t.equal(durable, Math.round(durableMicros - unsyncedMicros), 'what the durable commit adds');
+});
