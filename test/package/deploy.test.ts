@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -76,4 +76,30 @@ t.test('systemd-analyze verify accepts the units', { skip: analyze.status === 0 
     .split('\n')
     .filter((line) => /worker-task-api(-backup)?\.(service|timer):/.test(line) && !/is not executable/.test(line));
   tt.same(complaints, [], 'no unknown or malformed settings');
+});
+
+t.test('the backup unit\'s optional pruning line, once uncommented, deletes only dated copies older than 30 days in the backup directory', async (tt) => {
+  const text = readFileSync(join(ROOT, 'deploy', 'worker-task-api-backup.service'), 'utf8');
+  const commented = text.split('\n').find((line) => line.startsWith('#ExecStartPost='));
+  if (commented === undefined) {
+    tt.fail('no commented ExecStartPost line');
+    return;
+  }
+  const unit = unitSettings(text.replace(commented, commented.slice(1))).get('Service') ?? new Map<string, string[]>();
+  const command = unit.get('ExecStartPost')?.at(-1) ?? '';
+  tt.match(command, /^\/usr\/bin\/find \/var\/backups\/worker-task-api /, 'it works in the backup directory');
+  tt.notMatch(command, /[%$"'\\]/, 'nothing systemd would expand or unquote: find gets the words as written');
+
+  // Run the same words against a scratch directory, as systemd would (no shell, so find sees the glob).
+  const directory = tt.testdir({ 'tasks-old.sqlite': '', 'tasks-new.sqlite': '', 'notes-old.txt': '', nested: { 'tasks-old.sqlite': '' } });
+  const daysAgo = (days: number): Date => new Date(Date.now() - days * 86_400_000);
+  utimesSync(join(directory, 'tasks-old.sqlite'), daysAgo(40), daysAgo(40));
+  utimesSync(join(directory, 'tasks-new.sqlite'), daysAgo(10), daysAgo(10));
+  utimesSync(join(directory, 'notes-old.txt'), daysAgo(40), daysAgo(40));
+  utimesSync(join(directory, 'nested', 'tasks-old.sqlite'), daysAgo(40), daysAgo(40));
+  const [program, , ...rest] = command.split(/\s+/);
+  const run = spawnSync(existsSync(program ?? '') ? program ?? '' : 'find', [directory, ...rest], { encoding: 'utf8' });
+  tt.equal(run.status, 0, run.stderr);
+  tt.strictSame(readdirSync(directory).sort(), ['nested', 'notes-old.txt', 'tasks-new.sqlite'], 'the old copy is gone; a newer copy and other files stay');
+  tt.strictSame(readdirSync(join(directory, 'nested')), ['tasks-old.sqlite'], 'nothing below the directory itself');
 });
