@@ -490,3 +490,25 @@ t.test('SOURCES: a reply to a question asked before the task was finished still 
   t.equal(stub.gets('T-1').length, asked + 1, 'the item is refreshed, though the task is in no list');
   t.match(await humanRequest(h, stageId), { responseState: 'responded', response: 'Yes' });
 });
+
+t.test('SOURCES: a claim refused 412 because another write committed while its source was asked keeps the reply its refresh recorded', async (t) => {
+  const { h, stub, ref, stageId } = await published(t);
+  await h.call('GET', `${API}/tasks/available`);
+  const claimEtag = await etagOf(h, 1);
+  const otherEtag = await etagOf(h, 2);
+  stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace', text: 'Done' });
+  const version = workspaceVersion(h);
+  // The claim passes If-Match and asks the source; the PATCH, sent in the same turn, commits first.
+  const claiming = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': claimEtag, 'idempotency-key': key('claim') } });
+  const patching = h.call('PATCH', `${API}/tasks/2`, { headers: { 'if-match': otherEtag }, body: { title: 'Review the copy' } });
+  const [claimed, patched] = await Promise.all([claiming, patching]);
+  t.equal(patched.status, 204, 'the other write');
+  t.equal(claimed.status, 412, `the claim, checked again after its refresh (${claimed.json?.code ?? ''})`);
+  t.equal(claimed.json?.code, 'stale_update');
+  t.equal(workspaceVersion(h), version + 2, 'the PATCH and the refresh\'s record, one step each');
+  const task = await readTask(h, 1);
+  t.strictSame(task.externalChanges.map((change: { kind: string }) => change.kind), ['reply'], 'the reply stays recorded');
+  t.equal(task.requiresAttention, true);
+  t.equal((await humanRequest(h, stageId)).responseState, 'responded', 'and its request is responded');
+  t.equal((h.db.prepare('SELECT count(*) AS n FROM claims WHERE task_id = 1').get() as { n: number }).n, 0, 'no lease');
+});
