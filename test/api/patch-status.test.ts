@@ -76,6 +76,23 @@ t.test('PATCH: a PATCH that clears the block (isWaiting false, or dependencyIds 
   t.match(await readTask(h, 8), { status: 'Ready', dependencies: [] });
 });
 
+t.test('PATCH: only a start from Ready is refused as blocked; InProgress sent again, Done while waiting and a startedAt on a Ready task are accepted', async (t) => {
+  const fixture = baseFixture();
+  fixture.tasks.push({ id: 12, projectId: 1, title: 'Under way', status: 'InProgress', estimatedMinutes: 60, startedAt: '2026-11-16T09:00:00', assignees: [{ staffMemberId: 10 }] });
+  const h = adaWorld({ fixture });
+  // Blocked after it started: the same status again is no start.
+  t.equal((await patchTask(h, 12, { isWaiting: true })).status, 204);
+  t.equal((await readTask(h, 12)).blocked, true);
+  t.equal((await patchTask(h, 12, { status: 'InProgress', title: 'Still under way' })).status, 204, 'InProgress on a started, blocked task');
+  t.match(await readTask(h, 12), { status: 'InProgress', startedAt: '2026-11-16T09:00:00', title: 'Still under way' });
+  // External waiting is no human blocker (contract 6 refuses Done for those and prerequisites only).
+  t.equal((await patchTask(h, 12, { status: 'Done' })).status, 204, 'Done while isWaiting');
+  t.match(await readTask(h, 12), { status: 'Done', isWaiting: true, completedAt: '2026-11-16T10:00:00' });
+  // A known start recorded without starting: the task stays Ready, as one set back to Ready does.
+  t.equal((await patchTask(h, 3, { startedAt: '2026-11-16T09:30:00' })).status, 204);
+  t.match(await readTask(h, 3), { status: 'Ready', startedAt: '2026-11-16T09:30:00' });
+});
+
 t.test('PATCH: Done with an outstanding human blocker gives 409 task_blocked', async (t) => {
   const fixture = baseFixture();
   fixture.tasks.push({ id: 12, projectId: 1, title: 'Under way', status: 'InProgress', estimatedMinutes: 60, startedAt: '2026-11-16T09:00:00', assignees: [{ staffMemberId: 10 }] });
