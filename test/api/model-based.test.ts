@@ -28,7 +28,8 @@ import { baseFixture, TEST_NOW, TOKENS, type FixtureShape } from '../helpers/fix
  * Three scenarios: a November Monday (London = UTC, weekday calendars, linked sources reused for
  * 15 s) and the two clock changes (around-the-clock calendars, every list refreshing its sources).
  * Where the documents leave a choice open (the order of several step-11 rules, what a reopened
- * request shows as its response), the model accepts each choice; see the report for those cases.
+ * request shows as its response), the model accepts each choice: an expected refusal lists every
+ * code the documents allow (`codes` of an Expectation), and two writes in one turn may take either order.
  */
 
 // ------------------------------------------------------------------------------------------

@@ -498,7 +498,8 @@ t.test('SOURCES: a claim refused 412 because another write committed while its s
   const otherEtag = await etagOf(h, 2);
   stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace', text: 'Done' });
   const version = workspaceVersion(h);
-  // The claim passes If-Match and asks the source; the PATCH, sent in the same turn, commits first.
+  // The claim passes If-Match and asks the source; the PATCH, sent in the same turn, is applied in
+  // the open write batch before the source's answer can come back.
   const claiming = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': claimEtag, 'idempotency-key': key('claim') } });
   const patching = h.call('PATCH', `${API}/tasks/2`, { headers: { 'if-match': otherEtag }, body: { title: 'Review the copy' } });
   const [claimed, patched] = await Promise.all([claiming, patching]);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, readdirSync, utimesSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -65,9 +65,10 @@ t.test('the backup unit runs the built backup command daily, as the service user
 const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
 t.test('systemd-analyze verify accepts the units', { skip: analyze.status === 0 ? false : 'systemd-analyze is not installed' }, async (tt) => {
   // Verified from a copy so the unit's own directory is not scanned for other units.
+  // The backup unit is verified with its optional pruning line switched on: that line must be valid too.
   const copies = ['worker-task-api.service', 'worker-task-api-backup.service', 'worker-task-api-backup.timer'].map((name) => {
     const copy = join(tt.testdir(), name);
-    copyFileSync(join(ROOT, 'deploy', name), copy);
+    writeFileSync(copy, readFileSync(join(ROOT, 'deploy', name), 'utf8').replace(/^#ExecStartPost=/m, 'ExecStartPost='));
     return copy;
   });
   const verify = spawnSync('systemd-analyze', ['verify', ...copies], { encoding: 'utf8' });
@@ -78,7 +79,7 @@ t.test('systemd-analyze verify accepts the units', { skip: analyze.status === 0 
   tt.same(complaints, [], 'no unknown or malformed settings');
 });
 
-t.test('the backup unit\'s optional pruning line, once uncommented, deletes only dated copies older than 30 days in the backup directory', async (tt) => {
+t.test('the backup unit\'s optional pruning line, once uncommented, deletes only dated copies more than 30 whole days old in the backup directory', async (tt) => {
   const text = readFileSync(join(ROOT, 'deploy', 'worker-task-api-backup.service'), 'utf8');
   const commented = text.split('\n').find((line) => line.startsWith('#ExecStartPost='));
   if (commented === undefined) {
@@ -91,15 +92,15 @@ t.test('the backup unit\'s optional pruning line, once uncommented, deletes only
   tt.notMatch(command, /[%$"'\\]/, 'nothing systemd would expand or unquote: find gets the words as written');
 
   // Run the same words against a scratch directory, as systemd would (no shell, so find sees the glob).
-  const directory = tt.testdir({ 'tasks-old.sqlite': '', 'tasks-new.sqlite': '', 'notes-old.txt': '', nested: { 'tasks-old.sqlite': '' } });
+  // find's -mtime +30 counts whole days and wants more than 30: 31 days old goes, 30.9 stays.
+  const ages: Record<string, number> = { 'tasks-31-days.sqlite': 31.1, 'tasks-30-days.sqlite': 30.9, 'tasks-new.sqlite': 1, 'notes-old.txt': 40 };
+  const directory = tt.testdir({ ...Object.fromEntries(Object.keys(ages).map((name) => [name, ''])), nested: { 'tasks-old.sqlite': '' } });
   const daysAgo = (days: number): Date => new Date(Date.now() - days * 86_400_000);
-  utimesSync(join(directory, 'tasks-old.sqlite'), daysAgo(40), daysAgo(40));
-  utimesSync(join(directory, 'tasks-new.sqlite'), daysAgo(10), daysAgo(10));
-  utimesSync(join(directory, 'notes-old.txt'), daysAgo(40), daysAgo(40));
+  for (const [name, days] of Object.entries(ages)) utimesSync(join(directory, name), daysAgo(days), daysAgo(days));
   utimesSync(join(directory, 'nested', 'tasks-old.sqlite'), daysAgo(40), daysAgo(40));
   const [program, , ...rest] = command.split(/\s+/);
   const run = spawnSync(existsSync(program ?? '') ? program ?? '' : 'find', [directory, ...rest], { encoding: 'utf8' });
   tt.equal(run.status, 0, run.stderr);
-  tt.strictSame(readdirSync(directory).sort(), ['nested', 'notes-old.txt', 'tasks-new.sqlite'], 'the old copy is gone; a newer copy and other files stay');
+  tt.strictSame(readdirSync(directory).sort(), ['nested', 'notes-old.txt', 'tasks-30-days.sqlite', 'tasks-new.sqlite'], 'the copy of 31 days is gone; newer copies and other files stay');
   tt.strictSame(readdirSync(join(directory, 'nested')), ['tasks-old.sqlite'], 'nothing below the directory itself');
 });
