@@ -188,6 +188,8 @@ t.test('PATCH: the tasks:time check for actualIntervals is a business rule: targ
   expectProblem(t, await send(1, { 'if-match': '"task-1-plan-0"' }), 'stale_update', 'a stale If-Match');
   expectProblem(t, await send(11, { 'if-match': await etagOf(h, 11, PLANNER) }), 'task_claimed', 'a live lease and no X-Task-Claim');
   expectProblem(t, await send(1, { 'if-match': await etagOf(h, 1, PLANNER) }), 'permission_denied', 'then the member scope');
+  t.equal((await readTask(h, 6, PLANNER)).status, 'Done');
+  expectProblem(t, await send(6, { 'if-match': await etagOf(h, 6, PLANNER) }), 'permission_denied', 'the first business rule: before a Done task\'s task_completed');
 });
 
 t.test('PATCH: a replay with actualIntervals needs tasks:time still (an equivalent retry needs current authorisation)', async (t) => {
