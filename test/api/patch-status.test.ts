@@ -1,6 +1,6 @@
 import t from 'tap';
 import { baseFixture } from '../helpers/fixture.js';
-import { adaWorld, addAssistance, expectCode, patchTask, postNote, putEffort, readTask } from '../helpers/api.js';
+import { adaWorld, addAssistance, API, expectCode, patchTask, postNote, putEffort, readTask } from '../helpers/api.js';
 
 /**
  * PATCH status transitions (contract 6): startedAt and completedAt bookkeeping, blocked starts,
@@ -88,9 +88,21 @@ t.test('PATCH: only a start from Ready is refused as blocked; InProgress sent ag
   // External waiting is no human blocker (contract 6 refuses Done for those and prerequisites only).
   t.equal((await patchTask(h, 12, { status: 'Done' })).status, 204, 'Done while isWaiting');
   t.match(await readTask(h, 12), { status: 'Done', isWaiting: true, completedAt: '2026-11-16T10:00:00' });
+  t.equal((await readTask(h, 5)).isWaiting, true);
+  t.equal((await patchTask(h, 5, { status: 'Done' })).status, 204, 'Done from Ready while isWaiting');
   // A known start recorded without starting: the task stays Ready, as one set back to Ready does.
-  t.equal((await patchTask(h, 3, { startedAt: '2026-11-16T09:30:00' })).status, 204);
-  t.match(await readTask(h, 3), { status: 'Ready', startedAt: '2026-11-16T09:30:00' });
+  t.equal((await patchTask(h, 3, { startedAt: '2026-11-16T09:50:00' })).status, 204);
+  t.match(await readTask(h, 3), { status: 'Ready', startedAt: '2026-11-16T09:50:00', remainingMinutes: 20 });
+  // Its time counts from that start (contract 5): 10 of the 30 minutes are gone, and a start two
+  // weeks back uses them all up.
+  const offered = async (): Promise<number[]> => (await h.call('GET', `${API}/tasks/available`)).json.map((task: { id: number }) => task.id);
+  t.ok((await offered()).includes(3), 'offered while time remains');
+  t.equal((await patchTask(h, 3, { startedAt: '2026-11-02T09:00:00' })).status, 204);
+  t.match(await readTask(h, 3), { status: 'Ready', remainingMinutes: 0 });
+  t.notOk((await offered()).includes(3), 'nothing remaining: not offered');
+  t.equal((await patchTask(h, 3, { estimatedMinutes: 5000 })).status, 204, '10 working days and an hour since then are 4860 minutes');
+  t.match(await readTask(h, 3), { status: 'Ready', remainingMinutes: 140 });
+  t.ok((await offered()).includes(3), 'offered again once the estimate is raised');
 });
 
 t.test('PATCH: Done with an outstanding human blocker gives 409 task_blocked', async (t) => {

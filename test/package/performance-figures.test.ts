@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 interface BenchRow {
   readonly scenario: string;
   readonly reqPerSec: number;
-  /** Unrounded: the README rounds these once, from here. */
+  /** To three decimals, where the rows have two: the README rounds from these. */
   readonly detail: { readonly perSecond: number; readonly p50Ms: number; readonly p99Ms: number };
 }
 
@@ -77,6 +77,12 @@ t.test('README: the Performance table is bench/results/latest.json, row by row',
     t.ok(agrees(Number.parseFloat(p99 ?? ''), measured.p99Ms), `${label}: p99 ${p99} for ${measured.p99Ms} ms`);
     t.ok(agrees(Number.parseFloat(ratio ?? ''), measured.ratio), `${label}: ratio ${ratio} for ${measured.ratio}`);
   }
+});
+
+t.test('README: the ceiling at the start and end of the published run is latest.json\'s', async (t) => {
+  const match = /ceiling held still at its usual level \(([\d,]+) req\/s at the start, ([\d,]+) at the end\)/.exec(prose);
+  t.equal(integer(match?.[1] ?? ''), row('ceiling, raw node:http (first)').reqPerSec, 'at the start');
+  t.equal(integer(match?.[2] ?? ''), row('ceiling, raw node:http (last)').reqPerSec, 'at the end');
 });
 
 t.test('README: the acknowledged PATCHes that survived SIGKILL are latest.json\'s', async (t) => {
