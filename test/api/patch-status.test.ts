@@ -76,7 +76,7 @@ t.test('PATCH: a PATCH that clears the block (isWaiting false, or dependencyIds 
   t.match(await readTask(h, 8), { status: 'Ready', dependencies: [] });
 });
 
-t.test('PATCH: only a start from Ready is refused as blocked; InProgress sent again, Done while waiting and a startedAt on a Ready task are accepted', async (t) => {
+t.test('PATCH: InProgress sent again on a started task that became blocked, Done while waiting, and a startedAt alone on a Ready task are accepted; that start counts', async (t) => {
   const fixture = baseFixture();
   fixture.tasks.push({ id: 12, projectId: 1, title: 'Under way', status: 'InProgress', estimatedMinutes: 60, startedAt: '2026-11-16T09:00:00', assignees: [{ staffMemberId: 10 }] });
   const h = adaWorld({ fixture });
