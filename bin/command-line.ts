@@ -10,7 +10,8 @@ export const USAGE = `Usage: worker-task-api <command> [options]
 
 Commands:
   serve [--db FILE] [--host H] [--port N] [--fixture FILE] [--source KEY=BASEURL]...
-        [--rate-limit N] [--demo] [--tls-cert FILE --tls-key FILE]
+        [--rate-limit N] [--keep-alive-timeout S] [--demo]
+        [--tls-cert FILE --tls-key FILE]
       Serve the API; prints "listening on http://HOST:PORT" (https:// with TLS) once it
       accepts connections, logs one JSON line per request to stderr, answers GET /healthz,
       stops cleanly on SIGTERM and SIGINT.
@@ -34,6 +35,9 @@ Options:
   --source KEY=BASEURL  the built-in http provider for linked items with this providerKey
                         (repeatable)                   [env WTA_SOURCES=KEY=BASEURL,KEY=BASEURL]
   --rate-limit N        requests per client per 60-second window (default 120)   [env WTA_RATE_LIMIT]
+  --keep-alive-timeout S
+                        seconds an idle keep-alive connection stays open (default 125, longer
+                        than a proxy's own)                      [env WTA_KEEP_ALIVE_TIMEOUT]
   --demo                load the bundled demo fixture into an empty database and print how to
                         call it                                                  [env WTA_DEMO=1]
   --tls-cert FILE       PEM certificate; with --tls-key, serve HTTPS             [env WTA_TLS_CERT]

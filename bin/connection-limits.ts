@@ -14,10 +14,18 @@ export const CONNECTION_LIMITS = {
   requestTimeoutMs: 60_000,
   /** Connections open at once; one more is closed as soon as it is accepted (node: no limit). */
   maxConnections: 1_000,
+  /**
+   * How long an idle keep-alive connection stays open (node: 5 s; `--keep-alive-timeout`).
+   * Longer than the idle timeout of the proxies that keep connections to it (Caddy 2 min,
+   * Traefik 90 s, nginx and AWS's Application Load Balancer 60 s), so the proxy always closes
+   * first. A server that closes first races the proxy's next request on that connection, and
+   * nginx does not resend a PATCH or POST lost that way: its agent gets a 502.
+   */
+  keepAliveTimeoutMs: 125_000,
 } as const;
 
 /** What the bounds are set on: an http.Server or https.Server. */
-export type LimitedServer = Pick<Server, 'headersTimeout' | 'requestTimeout' | 'maxConnections'> & {
+export type LimitedServer = Pick<Server, 'headersTimeout' | 'requestTimeout' | 'maxConnections' | 'keepAliveTimeout'> & {
   on(event: 'drop', listener: () => void): unknown;
 };
 
@@ -25,14 +33,17 @@ export type LimitedServer = Pick<Server, 'headersTimeout' | 'requestTimeout' | '
 const DROP_LOG_INTERVAL_MS = 60_000;
 
 /**
- * Applies CONNECTION_LIMITS. node enforces the two timeouts on a 30 s sweep, so a silent
- * connection is closed (408) between 20 and 50 s after it opened. Connections refused at the cap
- * are logged (level error: agents are being turned away), at most once a minute with a count.
+ * Applies CONNECTION_LIMITS, with the keep-alive timeout given. node enforces the two request
+ * timeouts on a 30 s sweep, so a silent connection is closed (408) between 20 and 50 s after it
+ * opened; they do not run while a keep-alive connection waits for its next request. Connections
+ * refused at the cap are logged (level error: agents are being turned away), at most once a
+ * minute with a count.
  */
-export function limitConnections(server: LimitedServer): void {
+export function limitConnections(server: LimitedServer, keepAliveTimeoutMs: number = CONNECTION_LIMITS.keepAliveTimeoutMs): void {
   server.headersTimeout = CONNECTION_LIMITS.headersTimeoutMs;
   server.requestTimeout = CONNECTION_LIMITS.requestTimeoutMs;
   server.maxConnections = CONNECTION_LIMITS.maxConnections;
+  server.keepAliveTimeout = keepAliveTimeoutMs;
   let refused = 0;
   let loggedAt = Number.NEGATIVE_INFINITY;
   let pending: NodeJS.Timeout | undefined;

@@ -5,7 +5,7 @@ import { checkFlags, env, envFlag, err, type FlagOptions, logLine, out, parseInt
 import { openDb } from './database.js';
 import { requestLog } from './request-log.js';
 import { logNotes, seedDatabase } from './seed.js';
-import { limitConnections } from './connection-limits.js';
+import { CONNECTION_LIMITS, limitConnections } from './connection-limits.js';
 import { stopOnSignals } from './shutdown.js';
 import { readTlsPair } from './tls.js';
 
@@ -60,6 +60,7 @@ const SERVE_OPTIONS = {
   fixture: { type: 'string' },
   source: { type: 'string', multiple: true },
   'rate-limit': { type: 'string' },
+  'keep-alive-timeout': { type: 'string' },
   demo: { type: 'boolean' },
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
@@ -71,6 +72,7 @@ interface ServeConfig {
   readonly host: string;
   readonly port: number;
   readonly rateLimit: number | undefined;
+  readonly keepAliveTimeoutMs: number;
   readonly sourceUrls: Map<string, URL>;
   readonly fixturePath: string | undefined;
   readonly demo: boolean;
@@ -86,6 +88,9 @@ function serveConfig(values: ServeValues): ServeConfig {
   const rateLimitText = values['rate-limit'] ?? env('WTA_RATE_LIMIT');
   const rateLimitName = values['rate-limit'] === undefined ? 'WTA_RATE_LIMIT' : '--rate-limit';
   const rateLimit = rateLimitText === undefined ? undefined : parseInteger(rateLimitText, rateLimitName, 1, 1e9);
+  const keepAliveText = values['keep-alive-timeout'] ?? env('WTA_KEEP_ALIVE_TIMEOUT');
+  const keepAliveName = values['keep-alive-timeout'] === undefined ? 'WTA_KEEP_ALIVE_TIMEOUT' : '--keep-alive-timeout';
+  const keepAliveTimeoutMs = keepAliveText === undefined ? CONNECTION_LIMITS.keepAliveTimeoutMs : parseInteger(keepAliveText, keepAliveName, 1, 3600) * 1000;
   const sourceUrls = sourceSpecs(values.source);
   const fixturePath = values.fixture ?? env('WTA_FIXTURE');
   const demo = values.demo ?? envFlag('WTA_DEMO') ?? false;
@@ -104,7 +109,7 @@ function serveConfig(values: ServeValues): ServeConfig {
         { path: certPath, name: values['tls-cert'] === undefined ? 'WTA_TLS_CERT' : '--tls-cert' },
         { path: keyPath, name: values['tls-key'] === undefined ? 'WTA_TLS_KEY' : '--tls-key' },
       );
-  return { host, port, rateLimit, sourceUrls, fixturePath, demo, tls };
+  return { host, port, rateLimit, keepAliveTimeoutMs, sourceUrls, fixturePath, demo, tls };
 }
 
 export async function serve(args: string[]): Promise<void> {
@@ -114,7 +119,7 @@ export async function serve(args: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const { host, port, rateLimit, sourceUrls, fixturePath, demo, tls } = serveConfig(values);
+  const { host, port, rateLimit, keepAliveTimeoutMs, sourceUrls, fixturePath, demo, tls } = serveConfig(values);
 
   const [{ createNodeServer }, { withHealthCheck }, { createService }, { httpSourceProvider }] = await Promise.all([
     import('../adapters/node-http.js'),
@@ -152,7 +157,7 @@ export async function serve(args: string[]): Promise<void> {
     onResponse: log.onResponse,
     onClientError: log.onClientError,
   });
-  limitConnections(server);
+  limitConnections(server, keepAliveTimeoutMs);
   log.attach(server);
   stopping = stopOnSignals(server, service, db);
   const scheme = tls === undefined ? 'http' : 'https';

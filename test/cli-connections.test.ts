@@ -1,11 +1,11 @@
 import { mock } from 'node:test';
 import t from 'tap';
 import { EventEmitter } from 'node:events';
-import { createServer } from 'node:http';
+import { Agent, createServer, get } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { CONNECTION_LIMITS, limitConnections } from '../bin/connection-limits.js';
-import { serve } from './helpers/cli.js';
+import { run, serve } from './helpers/cli.js';
 
 function open(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
@@ -67,16 +67,59 @@ t.test('SERVE: at most 1,000 connections at once; one more is closed as it arriv
   tt.equal(status, 'HTTP/1.1 200 OK', 'a closed connection frees its slot');
 });
 
-t.test('SERVE: headers must arrive within 20 s and a whole request within 60 s, well inside node\'s own 60 s and 300 s', async (tt) => {
+t.test('SERVE: headers must arrive within 20 s and a whole request within 60 s, well inside node\'s own 60 s and 300 s; idle keep-alive connections stay 125 s, past a proxy\'s own', async (tt) => {
   const server = createServer();
-  const defaults = { headersTimeout: server.headersTimeout, requestTimeout: server.requestTimeout, maxConnections: server.maxConnections };
+  const defaults = { headersTimeout: server.headersTimeout, requestTimeout: server.requestTimeout, maxConnections: server.maxConnections, keepAliveTimeout: server.keepAliveTimeout };
   limitConnections(server);
   tt.strictSame(
-    { headersTimeout: server.headersTimeout, requestTimeout: server.requestTimeout, maxConnections: server.maxConnections },
-    { headersTimeout: 20_000, requestTimeout: 60_000, maxConnections: 1_000 },
+    { headersTimeout: server.headersTimeout, requestTimeout: server.requestTimeout, maxConnections: server.maxConnections, keepAliveTimeout: server.keepAliveTimeout },
+    { headersTimeout: 20_000, requestTimeout: 60_000, maxConnections: 1_000, keepAliveTimeout: 125_000 },
   );
   tt.ok(server.headersTimeout < defaults.headersTimeout && server.requestTimeout < defaults.requestTimeout, JSON.stringify(defaults));
+  // Caddy keeps an idle upstream connection 2 minutes, Traefik 90 s, nginx and AWS's ALB 60 s.
+  tt.ok(server.keepAliveTimeout > 120_000 && defaults.keepAliveTimeout < 120_000, 'longer than the proxies\' idle timeouts, unlike node\'s');
+  limitConnections(server, 7_000);
+  tt.equal(server.keepAliveTimeout, 7_000, 'the keep-alive timeout given is the one set');
   server.close();
+});
+
+/** The `Keep-Alive` header of a health check's answer, where node states the idle timeout it applies. */
+function keepAliveOf(port: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const agent = new Agent({ keepAlive: true });
+    get({ port, host: '127.0.0.1', path: '/healthz', agent }, (response) => {
+      response.resume();
+      response.once('end', () => {
+        agent.destroy();
+        const header = response.headers['keep-alive'];
+        resolve(typeof header === 'string' ? header : undefined);
+      });
+    }).once('error', reject);
+  });
+}
+
+t.test('SERVE: --keep-alive-timeout S (or WTA_KEEP_ALIVE_TIMEOUT) sets how long an idle connection stays open, and answers say so', async (tt) => {
+  const dbPath = join(tt.testdir(), 'keep-alive.sqlite');
+  const byDefault = await serve(tt, ['--db', dbPath]);
+  tt.equal(await keepAliveOf(byDefault.port), 'timeout=125', 'by default');
+  byDefault.child.kill('SIGKILL');
+  const byFlag = await serve(tt, ['--db', dbPath, '--keep-alive-timeout', '7'], { WTA_KEEP_ALIVE_TIMEOUT: '9' });
+  tt.equal(await keepAliveOf(byFlag.port), 'timeout=7', 'the flag wins over the variable');
+  byFlag.child.kill('SIGKILL');
+  const byVariable = await serve(tt, ['--db', dbPath], { WTA_KEEP_ALIVE_TIMEOUT: '3600' });
+  tt.equal(await keepAliveOf(byVariable.port), 'timeout=3600', 'the variable, up to an hour');
+  byVariable.child.kill('SIGKILL');
+
+  for (const [args, variables, message] of [
+    [['--keep-alive-timeout', '0'], {}, /--keep-alive-timeout must be an integer from 1 to 3600/],
+    [['--keep-alive-timeout', '3601'], {}, /--keep-alive-timeout must be an integer from 1 to 3600/],
+    [['--keep-alive-timeout', '1.5'], {}, /--keep-alive-timeout must be an integer/],
+    [[], { WTA_KEEP_ALIVE_TIMEOUT: 'long' }, /WTA_KEEP_ALIVE_TIMEOUT must be an integer/],
+  ] as const) {
+    const refused = await run(['serve', '--db', dbPath, ...args], variables);
+    tt.equal(refused.code, 2, `${args.join(' ')}${JSON.stringify(variables)}: a usage error`);
+    tt.match(refused.stderr, message);
+  }
 });
 
 t.test('SERVE: refused connections are logged at most once a minute, and those refused after a line are counted in one more at the minute\'s end', async (tt) => {
@@ -91,7 +134,7 @@ t.test('SERVE: refused connections are logged at most once a minute, and those r
     process.stderr.write = write;
     mock.timers.reset();
   });
-  const server = Object.assign(new EventEmitter(), { headersTimeout: 0, requestTimeout: 0, maxConnections: 0 });
+  const server = Object.assign(new EventEmitter(), { headersTimeout: 0, requestTimeout: 0, maxConnections: 0, keepAliveTimeout: 0 });
   limitConnections(server);
   const refusedCounts = () => lines.map((line) => (JSON.parse(line) as { refused: number }).refused);
   server.emit('drop');
