@@ -160,6 +160,28 @@ t.test('EVALUATION: resolve, keepwaiting or followup on a resolved item gives 40
   t.match(await humanRequest(h, stageId), { responseState: 'resolved', lifecycle: 'completed', incomingRevision: current }, 'untouched');
 });
 
+t.test('EVALUATION: the item, its revision, its state, then the message: a stale revision of a resolved item is 412, a blank follow-up to an unanswered item 409', async (t) => {
+  const h = world();
+  const asked = await ask(h, 1); // open and floating: nothing to evaluate yet
+  const openRevision = (await humanRequest(h, asked.stageId)).incomingRevision as string;
+  const answered = await respondedRequest(h, 2);
+  const version = workspaceVersion(h);
+  expectProblem(t, await evaluate(h, 1, { decision: 'followup', incomingId: asked.incomingId, revision: openRevision, message: ' \n\t' }),
+    'incoming_state_conflict', 'blank message, item not answered: its state answers first');
+  expectProblem(t, await evaluate(h, 2, { decision: 'followup', incomingId: answered.incomingId, revision: answered.revision, message: ' \n\t' }),
+    'invalid_field', 'blank message, item answered: the message is what is wrong');
+  expectProblem(t, await evaluate(h, 1, { decision: 'followup', incomingId: 999, revision: openRevision, message: ' ' }),
+    'invalid_field', 'unknown item: the item answers first');
+  t.equal(workspaceVersion(h), version, 'nothing applied');
+
+  t.equal((await evaluate(h, 2, { decision: 'resolve', incomingId: answered.incomingId, revision: answered.revision })).status, 204, 'resolved');
+  expectProblem(t, await evaluate(h, 2, { decision: 'resolve', incomingId: answered.incomingId, revision: answered.revision }),
+    'stale_update', 'the revision it was resolved at is no longer current: 412, before the state');
+  const current = (await humanRequest(h, answered.stageId)).incomingRevision as string;
+  expectProblem(t, await evaluate(h, 2, { decision: 'keepwaiting', incomingId: answered.incomingId, revision: current }),
+    'request_completed', 'at the current revision, the state');
+});
+
 t.test('EVALUATION: resolve makes the response resolved, the item completed, and unblocks the task', async (t) => {
   const h = world();
   t.ok((await listIds(h, 'available')).includes(1), 'task 1 is offered before any request');
