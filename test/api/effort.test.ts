@@ -123,6 +123,13 @@ t.test('PUT actual-effort: Z or offset times in the autumn repeated hour are jud
   t.equal((await put(h, 4, [ada('2027-10-31T00:50:00Z', '2027-10-31T01:30:00+00:00')])).status, 204, 'across the change, ending now');
   t.strictSame(await intervalsOf(h, 4, 10), [ada('2027-10-31T01:50:00', '2027-10-31T01:30:00')], 'stored as London wall times');
   t.equal((await readTask(h, 4)).actualMinutes, 40 + 45 + 20, "its 40 real minutes count (besides Bob's 45 and 20)");
+  expectCode(t, await put(h, 4, await intervalsOf(h, 4, 10)), 422, 'invalid_field',
+    'sent back as read, bare wall times at their first occurrence: the end is before the start');
+  t.equal((await put(h, 4, [ada('2027-10-31T00:30:00', '2027-10-31T01:15:00Z')])).status, 204, 'from a bare 00:30 (23:30Z) to 01:15 of the second pass');
+  t.strictSame(await intervalsOf(h, 4, 10), [ada('2027-10-31T00:30:00', '2027-10-31T01:15:00')], 'shown as wall times');
+  t.equal((await readTask(h, 4)).actualMinutes, 105 + 45 + 20, 'its 105 real minutes count');
+  t.equal((await put(h, 4, await intervalsOf(h, 4, 10))).status, 204, 'sent back as read');
+  t.equal((await readTask(h, 4)).actualMinutes, 45 + 45 + 20, 'the bare 01:15 is its first occurrence: 45 minutes now');
 });
 
 t.test("PUT actual-effort: overlapping intervals of the caller give 422 invalid_field; touching ones are fine", async (t) => {
