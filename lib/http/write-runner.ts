@@ -55,10 +55,7 @@ export interface MutationDependencies {
 interface Precondition {
   /** The current tag, quoted: sent with every 412 so a client can recover without a re-read. */
   readonly current: string;
-  /**
-   * Throws 428 when the header is missing and 412 when it is malformed or names another task;
-   * else whether it is current.
-   */
+  /** Throws 428 when the header is missing and 412 when it is malformed; else whether it is current. */
   matches(header: string | undefined): boolean;
   /** The ETag to answer with after the write. */
   after(changed: boolean): string;
@@ -90,9 +87,7 @@ export function mutationRunner(deps: MutationDependencies) {
       current: taskEtag(taskId, version),
       matches(header) {
         const etag = taskIfMatch(header);
-        // Not a tag this task ever had, so not merely stale: a replay refuses it too.
-        if (etag.taskId !== taskId) throw new ServiceError('stale_update', 'If-Match names another task');
-        return etag.version === version;
+        return etag.taskId === taskId && etag.version === version;
       },
       after: (changed) => taskEtag(taskId, changed ? version + 1 : version),
     };

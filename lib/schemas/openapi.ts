@@ -132,7 +132,7 @@ function headerRefs(names: readonly string[]): JsonObject {
 const plainSchema = (schema: TSchema): Json => new SchemaConverter().convert(schema, false);
 
 const IDEMPOTENCY_RULES = 'A successful answer is kept 24 hours per organisation, client and key: the same request again (members in any order) ' +
-  'gets it back with Idempotent-Replayed: true, even with a stale If-Match (a present, well-formed one of this task or item is still needed); ' +
+  'gets it back with Idempotent-Replayed: true, even with a stale If-Match (a present, well-formed one is still needed); ' +
   'the same key with another operation or body is 409 idempotency_conflict. Missing where required, or malformed, is 422 idempotency_key_required.';
 
 const PARAMETERS: Record<string, JsonObject> = {

@@ -203,12 +203,12 @@ t.test('IDEMPOTENCY: a replay after the ETag moved on (stale If-Match) still rep
   t.strictSame(notesOn(h, 1), ['first', 'second']);
 });
 
-t.test('IDEMPOTENCY: a replay with a missing If-Match is 428, with a malformed one or another task\'s ETag 412', async (t) => {
+t.test('IDEMPOTENCY: a replay with a missing If-Match is 428, with a malformed one 412', async (t) => {
   const h = world();
   const etag = await etagOf(h, 1);
   t.equal((await note(h, 1, 'first', 'k1', { ifMatch: etag })).status, 204);
   expectProblem(t, await note(h, 1, 'first', 'k1', { ifMatch: null }), 'precondition_required', 'missing If-Match');
-  for (const bad of ['*', 'W/' + etag, 'garbage', etag.replace('task-1-', 'task-2-'), await etagOf(h, 2)]) {
+  for (const bad of ['*', 'W/' + etag, 'garbage']) {
     const response = await note(h, 1, 'first', 'k1', { ifMatch: bad });
     expectProblem(t, response, 'stale_update', `malformed If-Match ${bad}`);
     t.equal(response.headers['etag'], await etagOf(h, 1), 'with the current ETag');

@@ -790,9 +790,8 @@ function ifMatchState(m: Model, attempt: Attempt): 'missing' | 'malformed' | 'st
     return item !== undefined && (match[1] as string).toLowerCase() === item.revision ? 'current' : 'stale';
   }
   const match = TASK_ETAG.exec(header.trim());
-  // Another task's ETag was never this task's: refused on a replay too.
-  if (match === null || Number(match[1]) !== attempt.target) return 'malformed';
-  return Number(match[2]) === m.version ? 'current' : 'stale';
+  if (match === null) return 'malformed';
+  return Number(match[1]) === attempt.target && Number(match[2]) === m.version ? 'current' : 'stale';
 }
 
 function predict(m: Model, attempt: Attempt): Expectation {
