@@ -37,7 +37,7 @@ Options:
   --rate-limit N        requests per client per 60-second window (default 120)   [env WTA_RATE_LIMIT]
   --keep-alive-timeout S
                         seconds an idle keep-alive connection stays open (default 125, longer
-                        than a proxy's own)                      [env WTA_KEEP_ALIVE_TIMEOUT]
+                        than a proxy's own)                         [env WTA_KEEP_ALIVE_TIMEOUT]
   --demo                load the bundled demo fixture into an empty database and print how to
                         call it                                                  [env WTA_DEMO=1]
   --tls-cert FILE       PEM certificate; with --tls-key, serve HTTPS             [env WTA_TLS_CERT]

@@ -16,10 +16,11 @@ export const CONNECTION_LIMITS = {
   maxConnections: 1_000,
   /**
    * How long an idle keep-alive connection stays open (node: 5 s; `--keep-alive-timeout`).
-   * Longer than the idle timeout of the proxies that keep connections to it (Caddy 2 min,
-   * Traefik 90 s, nginx and AWS's Application Load Balancer 60 s), so the proxy always closes
-   * first. A server that closes first races the proxy's next request on that connection, and
-   * nginx does not resend a PATCH or POST lost that way: its agent gets a 502.
+   * Longer than the default idle timeouts of the proxies that keep connections to it (Caddy
+   * 2 min, Traefik 90 s, nginx's upstream keepalive_timeout and AWS's Application Load Balancer
+   * 60 s), so such a proxy closes first. A server that closes first races the proxy's next
+   * request on that connection, and nginx does not resend a PATCH or POST lost that way: its
+   * agent gets a 502.
    */
   keepAliveTimeoutMs: 125_000,
 } as const;

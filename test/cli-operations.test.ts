@@ -446,18 +446,20 @@ t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment
 
 t.test('serve --tls-cert/--tls-key (or WTA_TLS_CERT/WTA_TLS_KEY) serves HTTPS, /healthz included', { skip: OPENSSL_MISSING }, async (tt) => {
   const { cert, key } = selfSignedPair(tt, dirOf(tt), 'server');
-  const { base, output } = await serve(tt, ['--db', fixtureDatabase(tt), '--host', '127.0.0.1'], { WTA_TLS_CERT: cert, WTA_TLS_KEY: key });
+  const { base, output } = await serve(tt, ['--db', fixtureDatabase(tt), '--host', '127.0.0.1', '--keep-alive-timeout', '42'], { WTA_TLS_CERT: cert, WTA_TLS_KEY: key });
   tt.match(base, /^https:\/\/127\.0\.0\.1:\d+$/, 'prints an https URL');
   const get = (path: string, headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
+    new Promise<{ status: number; body: string; keepAlive: string | undefined }>((resolve, reject) => {
       const request = httpsRequest(`${base}${path}`, { ca: readFileSync(cert), headers }, (response) => {
         let body = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        const keepAlive = response.headers['keep-alive'];
+        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk))
+          .on('end', () => resolve({ status: response.statusCode ?? 0, body, keepAlive: typeof keepAlive === 'string' ? keepAlive : undefined }));
       });
       request.on('error', reject);
       request.end();
     });
-  tt.same(await get('/healthz'), { status: 200, body: '{"status":"ok"}' });
+  tt.same(await get('/healthz', { connection: 'keep-alive' }), { status: 200, body: '{"status":"ok"}', keepAlive: 'timeout=42' }, 'the keep-alive timeout applies to HTTPS too');
   const identity = await get('/api/v1/identity', AUTH);
   tt.equal(identity.status, 200);
   tt.match(JSON.parse(identity.body), { clientName: 'scout-bot' });

@@ -170,8 +170,8 @@ t.test('EVALUATION: the item, its revision, its state, then the message: a stale
     'incoming_state_conflict', 'blank message, item not answered: its state answers first');
   expectProblem(t, await evaluate(h, 2, { decision: 'followup', incomingId: answered.incomingId, revision: answered.revision, message: ' \n\t' }),
     'invalid_field', 'blank message, item answered: the message is what is wrong');
-  expectProblem(t, await evaluate(h, 1, { decision: 'followup', incomingId: 999, revision: openRevision, message: ' ' }),
-    'invalid_field', 'unknown item: the item answers first');
+  expectProblem(t, await evaluate(h, 1, { decision: 'resolve', incomingId: answered.incomingId, revision: '11111111-2222-4333-8444-555555555555' }),
+    'invalid_field', "task 2's item from task 1, with a stale revision: the item answers before the revision (422, not 412)");
   t.equal(workspaceVersion(h), version, 'nothing applied');
 
   t.equal((await evaluate(h, 2, { decision: 'resolve', incomingId: answered.incomingId, revision: answered.revision })).status, 204, 'resolved');

@@ -203,6 +203,18 @@ t.test('IDEMPOTENCY: a replay after the ETag moved on (stale If-Match) still rep
   t.strictSame(notesOn(h, 1), ['first', 'second']);
 });
 
+t.test('IDEMPOTENCY: a replay needs only a syntactically valid If-Match: another task\'s ETag or a version not reached yet replays, and is 412 on a first attempt', async (t) => {
+  const h = world();
+  t.equal((await note(h, 1, 'first', 'k1')).status, 204);
+  for (const valid of [await etagOf(h, 2), '"task-1-plan-999999"']) {
+    const replay = await note(h, 1, 'first', 'k1', { ifMatch: valid });
+    t.equal(replay.status, 204, `${valid}: replayed`);
+    t.equal(replay.headers['idempotent-replayed'], 'true', `${valid}: marked as a replay`);
+    expectProblem(t, await note(h, 1, 'first', 'k2', { ifMatch: valid }), 'stale_update', `${valid}: a first attempt`);
+  }
+  t.strictSame(notesOn(h, 1), ['first']);
+});
+
 t.test('IDEMPOTENCY: a replay with a missing If-Match is 428, with a malformed one 412', async (t) => {
   const h = world();
   const etag = await etagOf(h, 1);
