@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES } from '../lib/http/body.js';
 import type { ServiceResponse } from '../lib/http/types.js';
-import { checkAdapterOptions, handleSafely, internalErrorResponse, mountedResponse, mountedUrl, observe, sendsBody, type Handler } from './shared.js';
+import { bodyAlreadyReadReporter, checkAdapterOptions, handleSafely, mountedResponse, mountedUrl, observe, sendsBody, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -83,12 +83,13 @@ function toResponse(response: ServiceResponse, unreadBody: boolean): Response {
 export function toFetchHandler(service: Handler, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
   const prefix = checkAdapterOptions(service, options, 'toFetchHandler', ['prefix', 'onResponse']);
   const { onResponse } = options;
+  const bodyAlreadyRead = bodyAlreadyReadReporter('toFetchHandler');
 
   return async (request) => {
     // Middleware before us read the body: it can never arrive. A host mistake, answered as the
     // node adapter answers it (a problem+json 500 the host's onResponse sees), not a rejection.
     if (request.bodyUsed || request.body?.locked === true) {
-      const refused = internalErrorResponse();
+      const refused = bodyAlreadyRead();
       observe(onResponse, refused, request);
       return toResponse(refused, false);
     }

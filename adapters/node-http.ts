@@ -7,7 +7,7 @@ import { ConnectionAnswers } from './node-connections.js';
 import { drainRest, endAfterAnswer } from './node-drain.js';
 import { hasRepeatedField, write } from './node-response.js';
 import { tlsPairProblem, type TlsPair } from './tls-pair.js';
-import { checkAdapterOptions, handleSafely, internalErrorResponse, mountedResponse, mountedUrl, observe, originForm, type Handler } from './shared.js';
+import { bodyAlreadyReadReporter, checkAdapterOptions, handleSafely, mountedResponse, mountedUrl, observe, originForm, type Handler } from './shared.js';
 
 export type { Handler } from './shared.js';
 
@@ -82,6 +82,7 @@ function hostMount(req: IncomingMessage): string {
 export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const prefix = checkAdapterOptions(service, options, 'toNodeHandler', ['prefix', 'onResponse']);
   const { onResponse } = options;
+  const bodyAlreadyRead = bodyAlreadyReadReporter('toNodeHandler');
 
   return (req, res) => {
     // A client that goes away mid-request must not take the process with it.
@@ -136,7 +137,7 @@ export function toNodeHandler(service: Handler, options: NodeHandlerOptions = {}
     // Something before us (a body parser such as express.json()) has read the body: it can never
     // arrive, and waiting for it would leave the client hanging. A host mistake, so a 500.
     if (req.readableEnded) {
-      answer(internalErrorResponse());
+      answer(bodyAlreadyRead());
       return;
     }
 

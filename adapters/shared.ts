@@ -101,8 +101,32 @@ export function sendsBody(status: number): boolean {
  * The adapters' own 500: handle() broke its promise never to throw, or the host handed over a
  * request whose body something else had already read.
  */
-export function internalErrorResponse(): ServiceResponse {
+function internalErrorResponse(): ServiceResponse {
   return problemResponse('internal_error', newTraceId());
+}
+
+/** The `code` of the process warning a host's body parser mounted before an adapter causes. */
+export const BODY_ALREADY_READ_WARNING = 'WTA_BODY_ALREADY_READ';
+
+/**
+ * The 500 for a request whose body the host read first. That is a wiring mistake that fails every
+ * write through the mount, so the first one also becomes a process warning (printed on stderr by
+ * default): an embedder without `onResponse` would otherwise see only clients' 500s.
+ */
+export function bodyAlreadyReadReporter(adapter: 'toNodeHandler' | 'toFetchHandler'): () => ServiceResponse {
+  let warned = false;
+  return () => {
+    const traceId = newTraceId();
+    if (!warned) {
+      warned = true;
+      process.emitWarning(
+        `worker-task-api: ${adapter} got a request whose body the host had already read (a body parser mounted before it?); ` +
+          `it was answered 500 internal_error (traceId ${traceId}), as every such request will be`,
+        { code: BODY_ALREADY_READ_WARNING },
+      );
+    }
+    return problemResponse('internal_error', traceId);
+  };
 }
 
 /** Calls `handle()`, turning a throw or a rejection into the core's 500. */

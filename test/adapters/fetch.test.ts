@@ -5,6 +5,8 @@ import type { ServiceRequest, ServiceResponse } from '../../lib/http/types.js';
 import { createService } from '../../lib/service.js';
 import { adaWorld } from '../helpers/api.js';
 import { TOKENS } from '../helpers/fixture.js';
+import { watchWarnings } from '../helpers/warnings.js';
+import { BODY_ALREADY_READ_WARNING } from '../../adapters/shared.js';
 
 const LIMIT = 131072;
 const ORIGIN = 'http://host.example';
@@ -197,16 +199,25 @@ t.test('a body that fails while being read rejects (the client went away)', asyn
   tt.equal(recorder.seen.length, 0, 'handle() was not called');
 });
 
-t.test('a Request whose body middleware already read is a problem+json 500 the host hears of, not a rejection', async (tt) => {
+t.test('a Request whose body middleware already read is a problem+json 500 the host hears of, not a rejection, and the first one a process warning', async (tt) => {
   const recorder = recording({ handle: () => ({ status: 204, headers: {} }) });
   const seen: number[] = [];
+  const warnings = watchWarnings(tt);
   const handler = toFetchHandler(recorder, { onResponse: (response) => seen.push(response.status) });
-  const request = new Request(`${ORIGIN}/api/v1/tasks/1/notes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"hi"}' });
-  await request.text();
-  const response = await handler(request);
+  const readFirst = async () => {
+    const request = new Request(`${ORIGIN}/api/v1/tasks/1/notes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"hi"}' });
+    await request.text();
+    return handler(request);
+  };
+  const response = await readFirst();
   tt.equal(response.status, 500);
   tt.equal(response.headers.get('content-type'), 'application/problem+json');
-  tt.match(await response.json(), { code: 'internal_error' });
-  tt.strictSame(seen, [500]);
+  const problem = (await response.json()) as { code: string; traceId: string };
+  tt.match(problem, { code: 'internal_error' });
+  tt.equal((await readFirst()).status, 500, 'every such request');
+  tt.strictSame(seen, [500, 500]);
   tt.equal(recorder.seen.length, 0, 'handle() never saw a request without its body');
+  await new Promise((resolve) => setImmediate(resolve));
+  tt.equal(warnings.length, 1, 'one warning per handler, not one per request');
+  tt.match(warnings[0], { code: BODY_ALREADY_READ_WARNING, message: new RegExp(`toFetchHandler .*already read.*traceId ${problem.traceId}`) }, 'naming the adapter and the first answer\'s traceId');
 });

@@ -8,6 +8,8 @@ import type { ServiceResponse } from '../../lib/http/types.js';
 import { createService, type Service } from '../../lib/service.js';
 import { adaWorld, type TapTest } from '../helpers/api.js';
 import { TOKENS } from '../helpers/fixture.js';
+import { watchWarnings } from '../helpers/warnings.js';
+import { BODY_ALREADY_READ_WARNING } from '../../adapters/shared.js';
 
 const LIMIT = 131072;
 
@@ -482,9 +484,10 @@ t.test('a request without Content-Length or Transfer-Encoding has no body; a sma
   tt.equal(body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : body, '{"text":"hi"}', 'the chunks, joined');
 });
 
-t.test('a body a host already read (a body parser mounted first) is a 500 at once, not a request left hanging', async (tt) => {
+t.test('a body a host already read (a body parser mounted first) is a 500 at once, not a request left hanging, and a process warning', async (tt) => {
   const recorder = recording({ handle: () => ({ status: 204, headers: {} }) });
   const seen: number[] = [];
+  const warnings = watchWarnings(tt);
   const handler = toNodeHandler(recorder, { onResponse: (response) => seen.push(response.status) });
   // What express.json() does before passing the request on.
   const { port } = await listenBare(tt, (req, res) => {
@@ -498,6 +501,9 @@ t.test('a body a host already read (a body parser mounted first) is a 500 at onc
   tt.match(response, /"code":"internal_error"/);
   tt.strictSame(seen, [500], 'the host hears of it');
   tt.equal(recorder.seen.length, 0, 'handle() never saw a request without its body');
+  await new Promise((resolve) => setImmediate(resolve));
+  const traceId = /"traceId":"([0-9a-f]{32})"/.exec(response)?.[1];
+  tt.match(warnings, [{ code: BODY_ALREADY_READ_WARNING, message: new RegExp(`toNodeHandler .*already read.*traceId ${traceId}`) }], 'and so does stderr, once');
 });
 
 t.test('headers of the answer are sent as the service gave them, with a content length', async (tt) => {
