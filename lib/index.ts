@@ -7,3 +7,5 @@ export type { Logger } from './logger.js';
 export { systemClock, manualClock, type Clock, type ManualClock } from './time/clock.js';
 export { openApiDocument } from './schemas/openapi.js';
 export { loadFixture, loadFixtureFile, FixtureError, type LoadSummary } from './fixtures/load.js';
+export { adminClients, AdminError, type AdminClients, type ClientSummary, type NewClient } from './admin/clients.js';
+export type { Scope } from './auth/scopes.js';

@@ -1,9 +1,12 @@
 import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
 import { generateToken, hashToken } from '../auth/token.js';
+import { INT32_MAX } from '../domain/limits.js';
+import { knownOptions } from '../option-names.js';
 import { claimStatements } from '../store/claims.js';
 import { nextIdSql } from '../store/ids.js';
-import type { Db } from '../store/open.js';
+import { isDatabase, openDatabase, type Db } from '../store/open.js';
 import { organisationStatements } from '../store/organisations.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 /** A refused administrative change; its message is meant for the operator as is. */
 export class AdminError extends Error {
@@ -65,12 +68,49 @@ function summary(row: ClientRow): ClientSummary {
   };
 }
 
+const NEW_CLIENT_MEMBERS: readonly string[] = ['organisationId', 'name', 'sponsorId', 'resourceId', 'scopes'];
+
+const isId = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= INT32_MAX;
+
 /**
- * Operator commands on API clients (the command line's `client` subcommands). A new or rotated
- * token is returned once; only its SHA-256 hash is written.
+ * What a JavaScript caller passes is checked before any rule is: a string id would otherwise be
+ * compared with SQLite's affinities, and a missing member read as undefined.
  */
-export function adminClients(db: Db, options: { now?: () => number } = {}) {
-  const now = options.now ?? Date.now;
+function checkNewClient(client: unknown): asserts client is NewClient {
+  if (typeof client !== 'object' || client === null || Array.isArray(client)) throw new TypeError('adminClients: create() takes a client object');
+  const given = client as Record<string, unknown>;
+  const unknown = Object.keys(given).find((member) => !NEW_CLIENT_MEMBERS.includes(member));
+  if (unknown !== undefined) throw new TypeError(`adminClients: create(): unknown member "${unknown}"`);
+  if (!isId(given['organisationId'])) throw new TypeError('adminClients: create(): organisationId must be an integer from 1 to 2147483647');
+  if (typeof given['name'] !== 'string') throw new TypeError('adminClients: create(): name must be a string');
+  if (!isId(given['sponsorId'])) throw new TypeError('adminClients: create(): sponsorId must be an integer from 1 to 2147483647');
+  if (!(given['resourceId'] === null || isId(given['resourceId']))) {
+    throw new TypeError('adminClients: create(): resourceId must be an integer from 1 to 2147483647, or null for an identity-only client');
+  }
+  const scopes = given['scopes'];
+  if (!(Array.isArray(scopes) && scopes.every((scope) => typeof scope === 'string'))) {
+    throw new TypeError('adminClients: create(): scopes must be an array of strings');
+  }
+}
+
+function checkClientId(id: unknown, method: 'rotate' | 'revoke'): asserts id is number {
+  if (!isId(id)) throw new TypeError(`adminClients: ${method}(id): id must be an integer from 1 to 2147483647`);
+}
+
+/**
+ * Operator commands on API clients (the command line's `client` subcommands, and the library's
+ * way to issue credentials). A new or rotated token is returned once; only its SHA-256 hash is
+ * written. `clock` times the leases a revocation releases.
+ */
+export function adminClients(database: Db, options: { readonly clock?: Clock } = {}) {
+  if (!isDatabase(database)) throw new TypeError('adminClients: db must be an open better-sqlite3 Database');
+  const { clock } = knownOptions(options, 'adminClients', ['clock']);
+  if (clock !== undefined && !(typeof clock === 'object' && clock !== null && typeof (clock as { now?: unknown }).now === 'function')) {
+    throw new TypeError('adminClients: options.clock must be an object with a now() method returning epoch milliseconds');
+  }
+  const now = (): number => ((clock as Clock | undefined) ?? systemClock).now();
+  // The schema, as for loadFixture: a new database gets its tables, an older one its upgrades.
+  const { db } = openDatabase(database);
   const organisationById = db.prepare<[number], { isActive: number }>('SELECT is_active AS isActive FROM organisations WHERE id = ?');
   const staffById = db.prepare<[number], StaffRow>(
     'SELECT organisation_id AS organisationId, kind, is_active AS isActive FROM staff WHERE id = ?',
@@ -152,14 +192,17 @@ export function adminClients(db: Db, options: { now?: () => number } = {}) {
   return {
     /** Validates and inserts a client with a fresh token; returns the token (shown once). */
     create(client: NewClient): { client: ClientSummary; token: string } {
+      checkNewClient(client);
       return create.immediate(client);
     },
     /** Replaces an active client's token; the old one stops working at once. */
     rotate(id: number): { client: ClientSummary; token: string } {
+      checkClientId(id, 'rotate');
       return rotate.immediate(id);
     },
     /** Deactivates a client (idempotent) and releases its live leases; its token answers 401 from then on. */
     revoke(id: number): { client: ClientSummary; wasActive: boolean; releasedLeases: number } {
+      checkClientId(id, 'revoke');
       return revoke.immediate(id);
     },
     /** Every client, by id. */

@@ -210,7 +210,7 @@ t.test('CLAIM: a fixture load that retires the worker, deactivates the client or
 t.test('CLAIM: revoking a client releases its live leases, so the task is free at once and its ETag moves on', async (t) => {
   const h = world();
   const before = await etagOf(h, 11);
-  const clients = adminClients(h.db, { now: h.clock.now });
+  const clients = adminClients(h.db, { clock: h.clock });
   t.strictSame(clients.revoke(100).releasedLeases, 1, "ada-bot's lease on task 11 is released");
   t.equal(liveLeases(h, 11), 0);
   t.not(await etagOf(h, 11, TWIN), before, 'a release is a change of the task');

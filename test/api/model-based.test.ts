@@ -2165,7 +2165,7 @@ class WriteWhileReading implements Cmd {
 class RevokeTwin implements Cmd {
   check = (m: Readonly<Model>): boolean => !m.revoked.includes('twin');
   async run(m: Model, r: Real): Promise<void> {
-    const result = adminClients(r.db, { now: () => m.now }).revoke(ACTORS.twin.clientId);
+    const result = adminClients(r.db, { clock: { now: () => m.now } }).revoke(ACTORS.twin.clientId);
     const live = m.leases.filter((l) => l.clientId === ACTORS.twin.clientId && !l.released && l.expires > m.now);
     if (result.releasedLeases !== live.length) fail(`revoke released ${result.releasedLeases} leases, model ${live.length}`);
     for (const lease of live) lease.released = true;

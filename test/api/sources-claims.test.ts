@@ -318,7 +318,7 @@ t.test('SOURCES: what a refresh brings back while a write batch is open is recor
 t.test('SOURCES: a client revoked while its claim waits for the source refresh gets 401 and no lease', async (t) => {
   const { h, claimWaiting } = await gatedSourceWorld(t);
   const { claimed, answer } = await claimWaiting();
-  adminClients(h.db, { now: h.clock.now }).revoke(100);
+  adminClients(h.db, { clock: h.clock }).revoke(100);
   answer();
   expectProblem(t, await claimed, 'authentication_failed', 'the claim is refused once the source has answered');
   t.equal(leases(h, 1), 0, 'no lease for a client nobody can act as');
@@ -331,7 +331,7 @@ t.test('SOURCES: a client revoked while its offer or waiting list waits for the 
     if (list === 'waiting') t.equal((await patchTask(h, 1, { isWaiting: true })).status, 204);
     const listed = h.call('GET', `${API}/tasks/${list}`);
     const answer = await providerCalled();
-    adminClients(h.db, { now: h.clock.now }).revoke(100);
+    adminClients(h.db, { clock: h.clock }).revoke(100);
     answer();
     expectProblem(t, await listed, 'authentication_failed', `${list}: refused once the source has answered`);
   }

@@ -62,7 +62,8 @@ console.log(JSON.stringify(report));
   tt.equal(run.status, 0, run.stderr);
   const report = JSON.parse(run.stdout) as Record<string, unknown>;
   tt.same(report['worker-task-api'], [
-    'FixtureError', 'createService', 'httpSourceProvider', 'loadFixture', 'loadFixtureFile', 'manualClock', 'openApiDocument', 'systemClock',
+    'AdminError', 'FixtureError', 'adminClients', 'createService', 'httpSourceProvider', 'loadFixture', 'loadFixtureFile', 'manualClock', 'openApiDocument',
+    'systemClock',
   ], 'worker-task-api: the documented functions');
   tt.same(report['worker-task-api/node'], ['createNodeServer', 'toNodeHandler'], 'worker-task-api/node');
   tt.same(report['worker-task-api/fetch'], ['toFetchHandler'], 'worker-task-api/fetch');
@@ -81,7 +82,7 @@ t.test('the generated .d.ts type a user program under NodeNext and strict, and i
   writeFileSync(join(dir, 'consumer.ts'), `
 import type { IncomingMessage, Server as HttpServer, ServerResponse as NodeResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { createService, type ResponseMeta, type Service, type ServiceOptions, type ServiceResponse } from 'worker-task-api';
+import { adminClients, createService, type ClientSummary, type NewClient, type ResponseMeta, type Scope, type Service, type ServiceOptions, type ServiceResponse } from 'worker-task-api';
 import { createNodeServer, toNodeHandler, type NodeHandlerOptions } from 'worker-task-api/node';
 import { toFetchHandler, type FetchHandlerOptions } from 'worker-task-api/fetch';
 
@@ -100,11 +101,16 @@ const plain: HttpServer = createNodeServer(service, { prefix: '/x' });
 // A body that may be missing, under exactOptionalPropertyTypes.
 const upload = undefined as Buffer | undefined;
 void service.handle({ method: 'POST', url: '/api/v1/tasks/1/notes', headers: {}, body: upload });
+// Credentials issued in code, on the database the service uses.
+declare const db: Parameters<typeof adminClients>[0];
+const newClient: NewClient = { organisationId: 1, name: 'bot', sponsorId: 11, resourceId: null, scopes: [] };
+const issued: string = adminClients(db, { clock: { now: () => 0 } }).create(newClient).token;
+const granted: readonly Scope[] = adminClients(db).list().flatMap((client: ClientSummary) => client.scopes);
 // @ts-expect-error the prefix is a string
 toFetchHandler(service, { prefix: 1 });
 // @ts-expect-error internals are not exported, so they have no types either
 await import('worker-task-api/lib/service.js');
-export { listener, handler, answer, secure, plain };
+export { listener, handler, answer, secure, plain, issued, granted };
 `);
   const check = spawnSync(process.execPath, [
     TSC, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2023',

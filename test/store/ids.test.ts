@@ -46,6 +46,6 @@ t.test('ids: with an Incoming item at the last int32, a new one takes the lowest
 
 t.test('ids: with a client at the last int32, clients create takes the lowest free client id', async (t) => {
   const h = worldWithLastIds();
-  const created = adminClients(h.db, { now: h.clock.now }).create({ organisationId: 1, name: 'new-bot', sponsorId: 11, resourceId: 10, scopes: ['tasks:read'] });
+  const created = adminClients(h.db, { clock: h.clock }).create({ organisationId: 1, name: 'new-bot', sponsorId: 11, resourceId: 10, scopes: ['tasks:read'] });
   t.equal(created.client.id, 1, 'clients hold 100-108 and the last int32: 1 is free');
 });
