@@ -87,8 +87,8 @@ function checkNewClient(client: unknown): asserts client is NewClient {
   if (!(given['resourceId'] === null || isId(given['resourceId']))) {
     throw new TypeError('adminClients: create(): resourceId must be an integer from 1 to 2147483647, or null for an identity-only client');
   }
-  const scopes = given['scopes'];
-  if (!(Array.isArray(scopes) && scopes.every((scope) => typeof scope === 'string'))) {
+  const scopes: unknown = given['scopes'];
+  if (!(Array.isArray(scopes) && (scopes as readonly unknown[]).every((scope: unknown) => typeof scope === 'string'))) {
     throw new TypeError('adminClients: create(): scopes must be an array of strings');
   }
 }
