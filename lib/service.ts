@@ -24,7 +24,8 @@ import { openApiText } from './schemas/openapi.js';
 import { calendarStatements } from './store/calendars.js';
 import { claimStatements } from './store/claims.js';
 import { clientStatements } from './store/clients.js';
-import { databaseFileCheck, openDatabase, type Db } from './store/open.js';
+import { fileIdentity } from './store/files.js';
+import { databaseFileCheck, mainFile, openDatabase, type Db } from './store/open.js';
 import { organisationStatements } from './store/organisations.js';
 import { assistanceStatements } from './store/assistance.js';
 import { receiptStatements } from './store/receipts.js';
@@ -58,7 +59,16 @@ export function createService(options: ServiceOptions): Service {
     throw new TypeError('createService: this Database is already used by another service; give each service its own connection');
   }
   const { db, owned } = openDatabase(resolved.db);
+  // Two services writing one file from one process block each other: one's write waits,
+  // synchronously, for a write lock the other releases only on a later turn of the event loop.
+  const file = mainFile(db);
+  const servedFile = file === '' ? undefined : fileIdentity(file);
+  if (servedFile !== undefined && servedFiles.has(servedFile)) {
+    if (owned) db.close();
+    throw new TypeError(`createService: ${file} is already served by another service in this process; close() that one first`);
+  }
   servedHandles.add(db);
+  if (servedFile !== undefined) servedFiles.add(servedFile);
   let closed = false;
   // Ends the provider calls still under way when the service is closed. Each call listens while it
   // runs, and an offer list may refresh many items at once: no listener count is a leak here.
@@ -190,6 +200,7 @@ export function createService(options: ServiceOptions): Service {
       // in must not carry this service's open transaction to the next one.
       commits.abandonOpen(new Error('the service was closed'));
       servedHandles.delete(db);
+      if (servedFile !== undefined) servedFiles.delete(servedFile);
       if (owned && db.open) db.close();
       // After the database: its last connection closing removes the -shm file, and only then
       // may the watch's own descriptor on it be closed (lib/store/commit-watch.ts).
@@ -200,3 +211,6 @@ export function createService(options: ServiceOptions): Service {
 
 /** Connections a live service uses: one service per connection. */
 const servedHandles = new WeakSet<Db>();
+
+/** Database files (by device and inode) a live service of this process writes: one service per file. */
+const servedFiles = new Set<string>();

@@ -1,5 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
+import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { harness } from '../helpers/service.js';
 import type { TapTest } from '../helpers/api.js';
@@ -179,6 +180,35 @@ t.test('OPTIONS: a Database already used by a live service is refused: one servi
   });
   first.close();
   t.doesNotThrow(() => createService({ db }).close(), 'free again once the first is closed');
+});
+
+t.test('OPTIONS: a database file a live service of this process writes is refused to a second service, by path, link or handle: one service per file', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'tasks.sqlite');
+  const first = createService({ db: path });
+  const refused = (db: string | Database.Database) => t.throws(() => createService({ db }), {
+    name: 'TypeError', message: /^createService: .*tasks\.sqlite is already served by another service in this process; close\(\) that one first$/,
+  }, typeof db === 'string' ? db : 'a Database of its own');
+  refused(path);
+  symlinkSync(path, join(dir, 'link.sqlite'));
+  refused(join(dir, 'link.sqlite'));
+  const own = new Database(path);
+  refused(own);
+  t.ok(own.open, 'a Database passed in stays open when refused');
+  const response = await first.handle({ method: 'GET', url: '/api/v1/openapi.json', headers: {} });
+  t.equal(response.status, 200, 'the first service is untouched');
+  first.close();
+  const next = createService({ db: own });
+  t.pass('free again once the first is closed');
+  next.close();
+  own.close();
+  createService({ db: ':memory:' }).close();
+  createService({ db: ':memory:' }).close();
+  const a = createService({ db: ':memory:' });
+  const b = createService({ db: ':memory:' });
+  t.pass('in-memory databases are each their own');
+  a.close();
+  b.close();
 });
 
 t.test('ERRORS: a logger that throws changes no outcome: a publication stays published, a failing source is still 503', async (t) => {

@@ -145,10 +145,10 @@ t.test('EPOCH: closing a service keeps SQLite\'s locks on the -shm file; the wat
 
   const first = createService({ db });
   t.equal(descriptorsOn(shm), sqliteDescriptors + 1, 'the watch reads it through a descriptor of its own');
-  const second = createService({ db: path });
-  t.equal(descriptorsOn(shm), sqliteDescriptors + 1, 'a second service on the same file shares it');
-  second.close();
   first.close();
+  const second = createService({ db: path });
+  t.equal(descriptorsOn(shm), sqliteDescriptors + 1, 'the next service on the same file shares it');
+  second.close();
   // Closing any descriptor of the file would drop every POSIX lock this process holds on it.
   t.equal(locksOn(shm), sqliteLocks, 'SQLite\'s locks are all still there');
   t.equal(descriptorsOn(shm), sqliteDescriptors + 1, 'so the descriptor stays while the -shm file does');
