@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
 import { createNewPrivateFile, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../store/files.js';
@@ -35,6 +35,16 @@ export async function backupDatabase(
   if (resolve(target) === resolve(source)) throw new AdminError('the backup file must not be the database itself');
   if (!existsSync(source)) throw new AdminError(`no database at ${source}`);
   if (existsSync(target)) throw new AdminError(`${target} already exists; back up to a new file`);
+  // Reading a database in WAL mode makes its -wal and -shm files, with the database file's mode;
+  // made by a process that may not write that file, they stay (only a writer removes them) and
+  // lock every server out of the file once its mode is put right. With a -shm file there, a
+  // connection has it open (or had): reading then makes nothing new.
+  if (!mayWrite(source) && !existsSync(`${source}-shm`)) {
+    throw new AdminError(
+      `${source} is read-only to this process and nothing has it open: reading it would leave -wal and -shm files beside it ` +
+        'that a server could not remove. Run backup as the user the server runs as, or copy the file (with its -wal file, if there is one) as it is',
+    );
+  }
 
   let db: Database.Database | undefined;
   try {
@@ -99,4 +109,13 @@ export async function backupDatabase(
     throw error;
   }
   return summary;
+}
+
+function mayWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -144,7 +144,7 @@ t.test('STORE: a database opened read-only is refused in words when it is adopte
 
 // SQLite opens a file it may not write read-only without a word; root may write any file.
 const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-t.test('STORE: a database file this process may not write is refused at open, also through a link, and left as it was', { skip: process.platform === 'win32' ? 'POSIX modes' : false }, async (t) => {
+t.test('STORE: a database file this process may not write is refused at open, also through a link, and by backup while nothing has it open, and left as it was', { skip: process.platform === 'win32' ? 'POSIX modes' : false }, async (t) => {
   const dir = t.testdir();
   chmodSync(dir, 0o777);
   const path = join(dir, 'db.sqlite');
@@ -182,4 +182,18 @@ ${body}`;
   t.match(adopted, [READ_ONLY], 'a handle adopted after a chdir');
   t.same(readdirSync(dir).sort(), ['db.sqlite', 'link.sqlite'], 'no -wal or -shm left by the adopted handle either');
   t.same(readFileSync(path), before, 'the file is unchanged');
+
+  // backup reads it: refused too, leaving nothing, unless a connection already has it open.
+  const backupAs = (target: string): string[] => openAs(`import { backupDatabase } from ${JSON.stringify(new URL('../../lib/admin/backup.ts', import.meta.url).href)};
+try { const { pages } = await backupDatabase('db.sqlite', ${JSON.stringify(target)}); console.log('copied', pages > 0); } catch (error) { console.log(error.message); }`);
+  t.match(backupAs(join(dir, 'copy.sqlite')), [/^db\.sqlite is read-only to this process and nothing has it open: reading it would leave -wal and -shm files beside it that a server could not remove\./],
+    'backup refuses a read-only database nothing has open');
+  t.same(readdirSync(dir).sort(), ['db.sqlite', 'link.sqlite'], 'no -wal, -shm or copy left by backup');
+  chmodSync(path, 0o644);
+  const server = new Database(path);
+  server.pragma('journal_mode = WAL');
+  server.prepare('SELECT count(*) FROM organisations').get();
+  chmodSync(path, 0o444);
+  t.match(backupAs(join(dir, 'live.sqlite')), ['copied true'], 'with a connection holding it open, the copy is made');
+  server.close();
 });
