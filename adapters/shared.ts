@@ -97,10 +97,7 @@ export function sendsBody(status: number): boolean {
   return status !== 204 && status !== 304;
 }
 
-/**
- * The adapters' own 500: handle() broke its promise never to throw, or the host handed over a
- * request whose body something else had already read.
- */
+/** The adapters' own 500 when handle() broke its promise never to throw. */
 function internalErrorResponse(): ServiceResponse {
   return problemResponse('internal_error', newTraceId());
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
-import { isScope, SCOPES } from '../lib/auth/scopes.js';
+import { isScope, SCOPES, type Scope } from '../lib/auth/scopes.js';
 import { checkFlags, CommandError, DEFAULT_DB, env, fileCommand, type FlagOptions, parseId, report, summaryLine, USAGE, UsageError } from './command-line.js';
 import { withDb } from './database.js';
 
@@ -80,7 +80,7 @@ export async function client(args: string[]): Promise<void> {
         name,
         sponsorId,
         resourceId,
-        scopes: scopes.filter((scope): scope is string => typeof scope === 'string'),
+        scopes: scopes.filter((scope): scope is Scope => typeof scope === 'string' && isScope(scope)),
       }), (created) => [`created client ${clientLine(created.client)}`, ...tokenLines(created.token)], { mustExist: true });
       return;
     }

@@ -68,7 +68,7 @@ const LAST_INSTANT_MS = 253_339_228_799_999;
  * One call at construction: a clock answering anything but epoch milliseconds from 1970 to the
  * end of 9997 would fail every request (microseconds by mistake, say).
  */
-function answersEpochMs(clock: Clock): boolean {
+export function answersEpochMs(clock: Clock): boolean {
   try {
     const sample: unknown = clock.now();
     return typeof sample === 'number' && sample >= 0 && sample <= LAST_INSTANT_MS;

@@ -63,12 +63,11 @@ export function createService(options: ServiceOptions): Service {
   // synchronously, for a write lock the other releases only on a later turn of the event loop.
   const file = mainFile(db);
   const servedFile = file === '' ? undefined : fileIdentity(file);
-  if (servedFile !== undefined && servedFiles.has(servedFile)) {
+  // A connection closed without its service's close() serves nothing any more.
+  if (servedFile !== undefined && servedFiles.get(servedFile)?.open === true) {
     if (owned) db.close();
     throw new TypeError(`createService: ${file} is already served by another service in this process; close() that one first`);
   }
-  servedHandles.add(db);
-  if (servedFile !== undefined) servedFiles.add(servedFile);
   let closed = false;
   // Ends the provider calls still under way when the service is closed. Each call listens while it
   // runs, and an offer list may refresh many items at once: no listener count is a leak here.
@@ -165,6 +164,9 @@ export function createService(options: ServiceOptions): Service {
     },
   });
 
+  // Registered once nothing above can throw: a failed construction holds no file.
+  servedHandles.add(db);
+  if (servedFile !== undefined) servedFiles.set(servedFile, db);
   return {
     handle(request) {
       // A host still passing requests on while it shuts down: retry later, elsewhere.
@@ -193,6 +195,8 @@ export function createService(options: ServiceOptions): Service {
       await publisher.idle();
     },
     close() {
+      // Once only: a second close() must not free the file or connection of a later service.
+      if (closed) return;
       closed = true;
       // Answers waiting on a linked source (a claim) end now, with 503, not at the source's deadline.
       shutdown.abort();
@@ -200,7 +204,7 @@ export function createService(options: ServiceOptions): Service {
       // in must not carry this service's open transaction to the next one.
       commits.abandonOpen(new Error('the service was closed'));
       servedHandles.delete(db);
-      if (servedFile !== undefined) servedFiles.delete(servedFile);
+      if (servedFile !== undefined && servedFiles.get(servedFile) === db) servedFiles.delete(servedFile);
       if (owned && db.open) db.close();
       // After the database: its last connection closing removes the -shm file, and only then
       // may the watch's own descriptor on it be closed (lib/store/commit-watch.ts).
@@ -212,5 +216,5 @@ export function createService(options: ServiceOptions): Service {
 /** Connections a live service uses: one service per connection. */
 const servedHandles = new WeakSet<Db>();
 
-/** Database files (by device and inode) a live service of this process writes: one service per file. */
-const servedFiles = new Set<string>();
+/** Database files (by device and inode) a live service of this process writes, with its connection: one service per file. */
+const servedFiles = new Map<string, Db>();

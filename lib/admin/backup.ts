@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
 import { createNewPrivateFile, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../store/files.js';
@@ -37,9 +37,10 @@ export async function backupDatabase(
   if (existsSync(target)) throw new AdminError(`${target} already exists; back up to a new file`);
   // Reading a database in WAL mode makes its -wal and -shm files, with the database file's mode;
   // made by a process that may not write that file, they stay (only a writer removes them) and
-  // lock every server out of the file once its mode is put right. With a -shm file there, a
-  // connection has it open (or had): reading then makes nothing new.
-  if (!mayWrite(source) && !existsSync(`${source}-shm`)) {
+  // lock every server out of the file once its mode is put right. With a -shm file there (named
+  // after the file a link leads to), a connection has it open (or had): reading then makes
+  // nothing new; nor does reading a database in rollback-journal mode (a backup copy, say).
+  if (!mayWrite(source) && inWalMode(source) && !existsSync(`${realpathSync(source)}-shm`)) {
     throw new AdminError(
       `${source} is read-only to this process and nothing has it open: reading it would leave -wal and -shm files beside it ` +
         'that a server could not remove. Run backup as the user the server runs as, or copy the file (with its -wal file, if there is one) as it is',
@@ -117,5 +118,19 @@ function mayWrite(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Whether the file's header says WAL mode (bytes 18 and 19 both 2); false when it cannot be read. */
+function inWalMode(path: string): boolean {
+  let descriptor: number | undefined;
+  try {
+    descriptor = openSync(path, 'r');
+    const header = Buffer.alloc(20);
+    return readSync(descriptor, header, 0, 20, 0) === 20 && header[18] === 2 && header[19] === 2;
+  } catch {
+    return false;
+  } finally {
+    if (descriptor !== undefined) closeSync(descriptor);
   }
 }

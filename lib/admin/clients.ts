@@ -2,6 +2,7 @@ import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
 import { generateToken, hashToken } from '../auth/token.js';
 import { INT32_MAX } from '../domain/limits.js';
 import { knownOptions } from '../option-names.js';
+import { answersEpochMs } from '../options.js';
 import { claimStatements } from '../store/claims.js';
 import { nextIdSql } from '../store/ids.js';
 import { isDatabase, openDatabase, type Db } from '../store/open.js';
@@ -31,7 +32,8 @@ export interface NewClient {
   readonly name: string;
   readonly sponsorId: number;
   readonly resourceId: number | null;
-  readonly scopes: readonly string[];
+  /** Checked again at run time (`AdminError` for an unknown one), for callers without the types. */
+  readonly scopes: readonly Scope[];
 }
 
 interface StaffRow {
@@ -105,7 +107,7 @@ function checkClientId(id: unknown, method: 'rotate' | 'revoke'): asserts id is 
 export function adminClients(database: Db, options: { readonly clock?: Clock } = {}) {
   if (!isDatabase(database)) throw new TypeError('adminClients: db must be an open better-sqlite3 Database');
   const { clock } = knownOptions(options, 'adminClients', ['clock']);
-  if (clock !== undefined && !(typeof clock === 'object' && clock !== null && typeof (clock as { now?: unknown }).now === 'function')) {
+  if (clock !== undefined && !(typeof clock === 'object' && clock !== null && typeof (clock as { now?: unknown }).now === 'function' && answersEpochMs(clock as Clock))) {
     throw new TypeError('adminClients: options.clock must be an object with a now() method returning epoch milliseconds');
   }
   const now = (): number => ((clock as Clock | undefined) ?? systemClock).now();
@@ -159,7 +161,7 @@ export function adminClients(database: Db, options: { readonly clock?: Clock } =
     // An identity-only client needs none (/identity takes no scope); a worker's client without one
     // could do nothing more, which is taken for a mistake.
     if (client.resourceId !== null && client.scopes.length === 0) throw new AdminError('a client with a resource needs at least one scope');
-    for (const scope of client.scopes) {
+    for (const scope of client.scopes as readonly string[]) {
       if (!isScope(scope)) throw new AdminError(`unknown scope "${scope}" (scopes: ${SCOPES.join(', ')})`);
     }
 

@@ -218,6 +218,7 @@ t.test('a Request whose body middleware already read is a problem+json 500 the h
   tt.strictSame(seen, [500, 500]);
   tt.equal(recorder.seen.length, 0, 'handle() never saw a request without its body');
   await new Promise((resolve) => setImmediate(resolve));
-  tt.equal(warnings.length, 1, 'one warning per handler, not one per request');
-  tt.match(warnings[0], { code: BODY_ALREADY_READ_WARNING, message: new RegExp(`toFetchHandler .*already read.*traceId ${problem.traceId}`) }, 'naming the adapter and the first answer\'s traceId');
+  const ours = warnings.filter((warning) => (warning as { code?: string }).code === BODY_ALREADY_READ_WARNING);
+  tt.equal(ours.length, 1, 'one process warning per handler, not one per request');
+  tt.match(ours[0]?.message, new RegExp(`toFetchHandler .*already read.*traceId ${problem.traceId}`), 'naming the adapter and the first answer\'s traceId');
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { adminClients, AdminError, createService, loadFixture, manualClock } from '../../lib/index.js';
+import { adminClients, AdminError, createService, loadFixture, manualClock, type NewClient } from '../../lib/index.js';
 import { baseFixture } from '../helpers/fixture.js';
 
 /**
@@ -58,8 +58,10 @@ t.test('LIBRARY: adminClients refuses what no database could hold with a TypeErr
   tt.throws(() => adminClients('./tasks.sqlite' as unknown as Database.Database), new TypeError('adminClients: db must be an open better-sqlite3 Database'));
   tt.throws(() => adminClients(db, { now: Date.now } as unknown as object), new TypeError('adminClients: unknown option "now"'));
   tt.throws(() => adminClients(db, { clock: Date.now } as unknown as object), /adminClients: options.clock must be an object with a now\(\) method/);
+  tt.throws(() => adminClients(db, { clock: { now: () => Date.now() / 1000 * 1e6 } }), /returning epoch milliseconds/, 'microseconds by mistake');
+  tt.throws(() => adminClients(db, { clock: { now: () => -1 } }), /returning epoch milliseconds/, 'before 1970');
   const clients = adminClients(db);
-  const good = { organisationId: 1, name: 'bot', sponsorId: 11, resourceId: 10, scopes: ['tasks:read'] };
+  const good: NewClient = { organisationId: 1, name: 'bot', sponsorId: 11, resourceId: 10, scopes: ['tasks:read'] };
   for (const [bad, message] of [
     [{ ...good, organisationId: '1' }, /organisationId must be an integer/],
     [{ ...good, sponsorId: 0 }, /sponsorId must be an integer/],
@@ -74,7 +76,8 @@ t.test('LIBRARY: adminClients refuses what no database could hold with a TypeErr
   tt.throws(() => clients.rotate('100' as never), new TypeError('adminClients: rotate(id): id must be an integer from 1 to 2147483647'));
   tt.throws(() => clients.revoke(2 ** 31 as never), new TypeError('adminClients: revoke(id): id must be an integer from 1 to 2147483647'));
   tt.throws(() => clients.create({ ...good, sponsorId: 10 }), new AdminError('sponsor 10 is not a human'), 'the rules the command line applies');
-  tt.throws(() => clients.create({ ...good, scopes: ['tasks:write'] }), AdminError);
+  tt.throws(() => clients.create({ ...good, scopes: ['tasks:write'] } as unknown as NewClient), new AdminError(`unknown scope "tasks:write" (scopes: tasks:read, tasks:update, tasks:time, tasks:notes, human-requests:create, human-requests:read)`),
+    'an unknown scope from a caller without the types');
   tt.throws(() => clients.rotate(999), new AdminError('no client 999'));
   tt.equal(count(), before, 'nothing written');
 });
@@ -93,7 +96,7 @@ t.test('LIBRARY: adminClients runs inside the caller\'s own transaction, and goe
   tt.equal((await as(kept.token)).status, 200, 'committed with it');
 });
 
-t.test('LIBRARY: adminClients brings a new database file up to the schema, as loadFixture does', async (tt) => {
+t.test('LIBRARY: adminClients brings a new database up to the schema, as loadFixture does', async (tt) => {
   const db = new Database(':memory:');
   tt.teardown(() => db.close());
   tt.strictSame(adminClients(db).list(), [], 'no clients yet, and no error about missing tables');

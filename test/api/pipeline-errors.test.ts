@@ -209,6 +209,27 @@ t.test('OPTIONS: a database file a live service of this process writes is refuse
   t.pass('in-memory databases are each their own');
   a.close();
   b.close();
+
+  const earlier = createService({ db: path });
+  earlier.close();
+  const later = createService({ db: path });
+  earlier.close();
+  refused(path);
+  t.pass('a second close() of an earlier service frees nothing of a later one');
+  later.close();
+  const shared = new Database(path);
+  const once = createService({ db: shared });
+  once.close();
+  const again = createService({ db: shared });
+  once.close();
+  t.throws(() => createService({ db: shared }), { message: /this Database is already used by another service/ }, 'nor its connection');
+  again.close();
+  shared.close();
+  const handle = new Database(path);
+  createService({ db: handle });
+  handle.close();
+  createService({ db: path }).close();
+  t.pass('a connection closed without its service\'s close() holds the file no longer');
 });
 
 t.test('ERRORS: a logger that throws changes no outcome: a publication stays published, a failing source is still 503', async (t) => {

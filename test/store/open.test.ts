@@ -184,9 +184,9 @@ ${body}`;
   t.same(readFileSync(path), before, 'the file is unchanged');
 
   // backup reads it: refused too, leaving nothing, unless a connection already has it open.
-  const backupAs = (target: string): string[] => openAs(`import { backupDatabase } from ${JSON.stringify(new URL('../../lib/admin/backup.ts', import.meta.url).href)};
-try { const { pages } = await backupDatabase('db.sqlite', ${JSON.stringify(target)}); console.log('copied', pages > 0); } catch (error) { console.log(error.message); }`);
-  t.match(backupAs(join(dir, 'copy.sqlite')), [/^db\.sqlite is read-only to this process and nothing has it open: reading it would leave -wal and -shm files beside it that a server could not remove\./],
+  const backupAs = (source: string, target: string): string[] => openAs(`import { backupDatabase } from ${JSON.stringify(new URL('../../lib/admin/backup.ts', import.meta.url).href)};
+try { const { pages } = await backupDatabase(${JSON.stringify(source)}, ${JSON.stringify(target)}); console.log('copied', pages > 0); } catch (error) { console.log(error.message); }`);
+  t.match(backupAs('db.sqlite', join(dir, 'copy.sqlite')), [/^db\.sqlite is read-only to this process and nothing has it open: reading it would leave -wal and -shm files beside it that a server could not remove\./],
     'backup refuses a read-only database nothing has open');
   t.same(readdirSync(dir).sort(), ['db.sqlite', 'link.sqlite'], 'no -wal, -shm or copy left by backup');
   chmodSync(path, 0o644);
@@ -194,6 +194,10 @@ try { const { pages } = await backupDatabase('db.sqlite', ${JSON.stringify(targe
   server.pragma('journal_mode = WAL');
   server.prepare('SELECT count(*) FROM organisations').get();
   chmodSync(path, 0o444);
-  t.match(backupAs(join(dir, 'live.sqlite')), ['copied true'], 'with a connection holding it open, the copy is made');
+  t.match(backupAs('db.sqlite', join(dir, 'live.sqlite')), ['copied true'], 'with a connection holding it open, the copy is made');
+  t.match(backupAs('link.sqlite', join(dir, 'through-link.sqlite')), ['copied true'], 'also through a link (SQLite names the -shm file after the file it leads to)');
   server.close();
+  chmodSync(join(dir, 'live.sqlite'), 0o444);
+  t.match(backupAs('live.sqlite', join(dir, 'copy-of-copy.sqlite')), ['copied true'], 'a database in rollback-journal mode (a backup) is read without making any file');
+  t.notOk(existsSync(join(dir, 'live.sqlite-wal')) || existsSync(join(dir, 'live.sqlite-shm')), 'and none is left');
 });
