@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { ClientSummary } from '../lib/admin/clients.js';
 import { isScope, SCOPES, type Scope } from '../lib/auth/scopes.js';
-import { checkFlags, CommandError, DEFAULT_DB, env, fileCommand, type FlagOptions, parseId, report, summaryLine, USAGE, UsageError } from './command-line.js';
+import { attachNegativeValues, checkFlags, CommandError, DEFAULT_DB, env, fileCommand, type FlagOptions, parseId, report, summaryLine, USAGE, UsageError } from './command-line.js';
 import { withDb } from './database.js';
 
 export async function load(args: string[]): Promise<void> {
@@ -47,8 +47,9 @@ export async function client(args: string[]): Promise<void> {
           help: { type: 'boolean', short: 'h' },
         }
       : { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } };
-  const { values, positionals } = parseArgs({ args: rest, strict: true, allowPositionals: true, options });
-  checkFlags(rest, options);
+  const flags = attachNegativeValues(rest, options, true);
+  const { values, positionals } = parseArgs({ args: flags, strict: true, allowPositionals: true, options });
+  checkFlags(flags, options);
   if (values.help === true) {
     process.stdout.write(USAGE);
     return;

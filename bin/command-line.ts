@@ -58,6 +58,35 @@ export class CommandError extends Error {}
 export type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 
 /**
+ * `--port -1` as `--port=-1`, and `client rotate -5` with the `-5` as a positional argument:
+ * parseArgs takes anything starting with a dash for an option and refuses it in its own words;
+ * this way a negative number is judged like any other value (`--port must be an integer from 0
+ * to 65535, got "-1"`).
+ */
+export function attachNegativeValues(args: readonly string[], options: FlagOptions, allowPositionals = false): string[] {
+  const attached: string[] = [];
+  const negativePositionals: string[] = [];
+  let index = 0;
+  for (; index < args.length; index += 1) {
+    const arg = args[index] as string;
+    if (arg === '--') break;
+    const next = args[index + 1];
+    if (arg.startsWith('--') && options[arg.slice(2)]?.type === 'string' && next !== undefined && NEGATIVE.test(next)) {
+      attached.push(`${arg}=${next}`);
+      index += 1;
+    } else if (allowPositionals && NEGATIVE.test(arg)) {
+      negativePositionals.push(arg);
+    } else {
+      attached.push(arg);
+    }
+  }
+  const rest = args.slice(index + 1);
+  return negativePositionals.length === 0 && index >= args.length ? attached : [...attached, '--', ...negativePositionals, ...rest];
+}
+
+const NEGATIVE = /^-[0-9]/;
+
+/**
  * What parseArgs lets through but is still a usage error: a flag given twice (unless it may
  * repeat), which would otherwise silently take the last value, and an empty value (`--db ''`
  * would open a throwaway database, `--host=` bind every interface).
@@ -150,8 +179,9 @@ export function summaryLine(summary: LoadSummary): string {
  * The shape `load` and `backup` share: one FILE argument and `--db`. Answers null after printing
  * the usage for `--help`.
  */
-export function fileCommand(args: string[], what: string): { file: string; db: string | undefined } | null {
+export function fileCommand(given: string[], what: string): { file: string; db: string | undefined } | null {
   const options = { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const satisfies FlagOptions;
+  const args = attachNegativeValues(given, options, true);
   const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options });
   checkFlags(args, options);
   if (values.help === true) {

@@ -1,7 +1,7 @@
 import { isIP, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkFlags, env, envFlag, err, type FlagOptions, logLine, out, parseInteger, USAGE, UsageError } from './command-line.js';
+import { attachNegativeValues, checkFlags, env, envFlag, err, type FlagOptions, logLine, out, parseInteger, USAGE, UsageError } from './command-line.js';
 import { openDb } from './database.js';
 import { requestLog } from './request-log.js';
 import { logNotes, seedDatabase } from './seed.js';
@@ -112,7 +112,8 @@ function serveConfig(values: ServeValues): ServeConfig {
   return { host, port, rateLimit, keepAliveTimeoutMs, sourceUrls, fixturePath, demo, tls };
 }
 
-export async function serve(args: string[]): Promise<void> {
+export async function serve(given: string[]): Promise<void> {
+  const args = attachNegativeValues(given, SERVE_OPTIONS);
   const { values } = parseArgs({ args, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
   checkFlags(args, SERVE_OPTIONS);
   if (values.help === true) {

@@ -480,6 +480,19 @@ t.test('unknown flag, unknown command, bad value or no command exits 2 with the 
   tt.ok(refusals.some(({ result }) => /--db given twice/.test(result.stderr)), 'names the flag given twice');
   tt.ok(refusals.some(({ result }) => /--host must not be empty/.test(result.stderr)), 'names the empty flag');
 
+  // A negative number is a value like any other, not an option parseArgs cannot place.
+  const negatives = await Promise.all([
+    [['serve', '--port', '-1'], /^error: --port must be an integer from 0 to 65535, got "-1"$/m],
+    [['serve', '--rate-limit', '-5', '--demo'], /^error: --rate-limit must be an integer from 1 to 1000000000, got "-5"$/m],
+    [['client', 'create', '--org', '-1', '--name', 'x', '--sponsor', '11'], /^error: --org must be an integer from 1 to 2147483647, got "-1"$/m],
+    [['client', 'rotate', '-5'], /^error: client rotate ID must be an integer from 1 to 2147483647, got "-5"$/m],
+    [['client', 'revoke', '-5', '--db', 'a.sqlite'], /^error: client revoke ID must be an integer from 1 to 2147483647, got "-5"$/m],
+  ].map(async ([args, message]) => ({ args: args as string[], message: message as RegExp, result: await run(args as string[]) })));
+  for (const { args, message, result } of negatives) {
+    tt.equal(result.code, 2, `${args.join(' ')}: exit 2`);
+    tt.match(result.stderr, message, `${args.join(' ')}: judged as a value`);
+  }
+
   const none = await run([]);
   tt.equal(none.code, 2);
   tt.match(none.stderr, /Usage: worker-task-api/, 'no command is a usage error: the usage on stderr');
