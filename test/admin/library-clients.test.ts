@@ -12,11 +12,14 @@ const API = '/api/v1';
 
 function world() {
   const db = new Database(':memory:');
-  t.teardown(() => db.close());
   loadFixture(db, baseFixture());
   const clock = manualClock('2026-11-16T10:00:00Z');
   const service = createService({ db, clock, rateLimit: 1000 });
-  t.teardown(() => service.close());
+  // The service first, then the Database it was given.
+  t.teardown(() => {
+    service.close();
+    db.close();
+  });
   const as = async (token: string, method = 'GET', path = '/identity', headers: Record<string, string> = {}) =>
     service.handle({ method, url: `${API}${path}`, headers: { authorization: `Bearer ${token}`, ...headers } });
   return { db, clock, service, as };

@@ -226,10 +226,11 @@ t.test('OPTIONS: a database file a live service of this process writes is refuse
   again.close();
   shared.close();
   const handle = new Database(path);
-  createService({ db: handle });
+  const orphaned = createService({ db: handle });
   handle.close();
   createService({ db: path }).close();
   t.pass('a connection closed without its service\'s close() holds the file no longer');
+  orphaned.close();
 });
 
 t.test('ERRORS: a logger that throws changes no outcome: a publication stays published, a failing source is still 503', async (t) => {
