@@ -4,6 +4,7 @@ import { newTraceId, problemResponse } from '../lib/http/problem.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { drainRest } from './node-drain.js';
 import { hasRepeatedField, rawResponse, write } from './node-response.js';
+import { whenSocketCloses } from './socket-close.js';
 import { handleSafely, mountedUrl, observe, originForm, type Handler } from './shared.js';
 
 /** The observers of `createNodeServer` that these answers report to. */
@@ -28,6 +29,7 @@ export class ConnectionAnswers {
   readonly #pending = new Map<Duplex, Exchange[]>();
   /** What to send once a connection's pending answers are out. */
   readonly #after = new Map<Duplex, () => void>();
+  readonly #whenClosed = whenSocketCloses();
   readonly #observers: ConnectionObservers;
 
   constructor(observers: ConnectionObservers) {
@@ -41,7 +43,13 @@ export class ConnectionAnswers {
     const pending = this.#pending.get(socket);
     if (pending === undefined) this.#pending.set(socket, [exchange]);
     else pending.push(exchange);
+    // A client gone with requests pipelined behind a slow answer: theirs never close.
+    const forgetConnection = this.#whenClosed(socket, () => {
+      this.#pending.delete(socket);
+      this.#after.delete(socket);
+    });
     res.once('close', () => {
+      forgetConnection();
       const left = (this.#pending.get(socket) ?? []).filter((other) => other !== exchange);
       if (left.length > 0) {
         this.#pending.set(socket, left);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { whenSocketCloses } from '../adapters/socket-close.js';
 import type { ResponseMeta, ServiceResponse } from '../lib/http/types.js';
 import { logEntry } from './command-line.js';
 
@@ -75,35 +75,22 @@ export function requestLog() {
     },
     attach(server: Server): void {
       server.prependListener('connect', (req: IncomingMessage) => connectStarted.set(req, performance.now()));
-      // Answers still due on each connection. A pipelined request's response waits for the one
-      // before it and never gets the socket when the client goes: its own 'close' never comes.
-      const due = new WeakMap<Socket, Set<() => void>>();
-      const dueOn = (socket: Socket): Set<() => void> => {
-        let waiting = due.get(socket);
-        if (waiting === undefined) {
-          const pending = new Set<() => void>();
-          socket.once('close', () => {
-            for (const goneWith of pending) goneWith();
-          });
-          due.set(socket, pending);
-          waiting = pending;
-        }
-        return waiting;
-      };
+      // A pipelined request's response waits for the one before it and never gets the socket
+      // when the client goes: its own 'close' never comes, only the socket's.
+      const whenClosed = whenSocketCloses();
       // Prepended: the adapter may answer synchronously, and the time taken counts from here.
       const logRequest = (req: IncomingMessage, res: ServerResponse): void => {
         const exchange: Exchange = { started: performance.now(), gone: false };
         exchanges.set(req, exchange);
-        const waiting = dueOn(req.socket);
         const gone = (): void => {
-          waiting.delete(gone);
+          forget();
           if (res.writableFinished || exchange.gone) return;
           exchange.gone = true;
           logUndelivered(req, exchange);
         };
-        waiting.add(gone);
+        const forget = whenClosed(req.socket, gone);
         res.once('finish', () => {
-          waiting.delete(gone);
+          forget();
           const { answer } = exchange;
           // The status written: an answer node or the adapter gave without the service has none.
           requestLine({ method: req.method ?? null, meta: answer?.meta, status: res.statusCode, durationMs: performance.now() - exchange.started, traceId: answer?.traceId });

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Service } from '../lib/service.js';
 import type { Db } from '../lib/store/open.js';
 import { logLine } from './command-line.js';
+import { whenSocketCloses } from '../adapters/socket-close.js';
 import { ANSWERED_ON } from './request-log.js';
 
 /** How each signal that stops the server ends the process. */
@@ -37,6 +38,31 @@ export function closeDatabase(db: Db): void {
 }
 
 /**
+ * The responses of `server` still to be sent, so that a stop can make them say
+ * `Connection: close`; once `stopping()` is true, every new one says it at once instead.
+ */
+export function trackUnanswered(server: Server, stopping: () => boolean): ReadonlySet<ServerResponse> {
+  const unanswered = new Set<ServerResponse>();
+  const whenClosed = whenSocketCloses();
+  // Prepended: the adapter may answer synchronously, and headers must be set before it writes them.
+  const trackAnswer = (req: IncomingMessage, res: ServerResponse): void => {
+    if (stopping()) {
+      res.setHeader('connection', 'close');
+      return;
+    }
+    unanswered.add(res);
+    // A response pipelined behind a slow one never closes if the client goes: its socket does.
+    const forget = whenClosed(req.socket, () => unanswered.delete(res));
+    res.once('close', () => {
+      forget();
+      unanswered.delete(res);
+    });
+  };
+  for (const event of ANSWERED_ON) server.prependListener(event, trackAnswer);
+  return unanswered;
+}
+
+/**
  * SIGTERM, SIGINT and SIGHUP stop the server cleanly: answers still to be sent say
  * `Connection: close`, idle keep-alive connections close, work in flight finishes
  * (`service.idle()`), then the database closes. A second signal cuts slow clients off; busy ones
@@ -44,17 +70,7 @@ export function closeDatabase(db: Db): void {
  */
 export function stopOnSignals(server: Server, service: Service, db: Db): () => boolean {
   let stopping = false;
-  // Prepended: the adapter may answer synchronously, and headers must be set before it writes them.
-  const unanswered = new Set<ServerResponse>();
-  const trackAnswer = (_req: IncomingMessage, res: ServerResponse): void => {
-    if (stopping) {
-      res.setHeader('connection', 'close');
-      return;
-    }
-    unanswered.add(res);
-    res.once('close', () => unanswered.delete(res));
-  };
-  for (const event of ANSWERED_ON) server.prependListener(event, trackAnswer);
+  const unanswered = trackUnanswered(server, () => stopping);
 
   const stop = (signal: keyof typeof EXIT_CODES): void => {
     if (stopping) {
