@@ -138,7 +138,7 @@ export function sourceRefresher(options: RefreshOptions) {
         (before.title !== after.title || before.description !== after.description || before.businessStatus !== after.businessStatus);
       sources.recordSuccess(item.id, after, now);
       if (changed) {
-        for (const taskId of sources.tasksOfItem(item.id)) {
+        for (const taskId of sources.openTasksOfItem(item.id)) {
           sources.insertChange({
             taskId, sourceItemId: item.id, incomingId: null, kind: 'source', before: JSON.stringify(before),
             after: JSON.stringify(after), response: null, author: null, occurred: now, now,

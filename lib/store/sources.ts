@@ -65,7 +65,11 @@ export function sourceStatements(db: Db) {
       JOIN source_items si ON si.id = p.source_item_id
      WHERE a.staff_id = ?`));
   const item = db.prepare<[number], SourceItemRow>(`SELECT ${ITEM_COLUMNS} FROM source_items si WHERE si.id = ?`);
-  const tasksOfItem = db.prepare<[number], { taskId: number }>('SELECT task_id AS taskId FROM task_sources WHERE source_item_id = ?');
+  // Done tasks are left out: they are in no list, so nothing would ever prompt an acknowledgement,
+  // and an item shared with open tasks would grow their history with every change for ever.
+  const openTasksOfItem = db.prepare<[number], { taskId: number }>(`
+    SELECT ts.task_id AS taskId FROM task_sources ts JOIN tasks t ON t.id = ts.task_id
+     WHERE ts.source_item_id = ? AND t.status <> 'Done'`);
   const success = db.prepare<[{ id: number; title: string; description: string | null; businessStatus: string | null; now: number }]>(`
     UPDATE source_items SET title = @title, description = @description, business_status = @businessStatus,
            has_baseline = 1, is_available = 1, last_success_utc = @now, last_attempt_utc = @now WHERE id = @id`);
@@ -140,7 +144,8 @@ export function sourceStatements(db: Db) {
     /** Items of published, still open requests from the resource's tasks (whatever their state). */
     expectingReplies: (staffId: number) => expectingReplies.all(staffId),
     item: (id: number) => item.get(id),
-    tasksOfItem: (id: number) => tasksOfItem.all(id).map((row) => row.taskId),
+    /** The unfinished tasks linked to an item: those its changes are recorded on. */
+    openTasksOfItem: (id: number) => openTasksOfItem.all(id).map((row) => row.taskId),
     recordSuccess: (id: number, facts: { title: string; description: string | null; businessStatus: string | null }, now: number) =>
       success.run({ id, ...facts, now }),
     recordFailure: (id: number, now: number) => failure.run({ id, now }),

@@ -518,13 +518,14 @@ const itemsOfTask = (m: Model, taskId: number): ItemState[] => m.items.filter((i
 
 /**
  * Applies a refresh of these items to the model: failures make an item unavailable; the first
- * success sets the baseline; later differences record a change and an activation; anything
- * recorded bumps the version once. Returns the tasks with a failed item and those with a change.
+ * success sets the baseline; later differences record a change and an activation on a task not
+ * Done; new facts or replies bump the version once. Returns the tasks with a failed item and those with a change.
  */
 function refreshModel(m: Model, items: readonly ItemState[]): { failed: Set<number>; changed: Set<number> } {
   const failed = new Set<number>();
   const changed = new Set<number>();
   let replied = false;
+  let factsMoved = false;
   for (const item of new Set(items)) {
     const truth = m.truth[item.itemId] as SourceTruth;
     item.lastAttempt = m.now;
@@ -534,11 +535,15 @@ function refreshModel(m: Model, items: readonly ItemState[]): { failed: Set<numb
       continue;
     }
     if (item.known !== null && !sameFacts(item.known, truth.facts)) {
-      m.changes.push({
-        id: null, taskId: item.taskId, kind: 'source', before: item.known, after: truth.facts, incomingId: null, response: null, author: null,
-        received: m.now, acknowledged: null,
-      });
-      changed.add(item.taskId);
+      factsMoved = true;
+      // A Done task shows the new facts but records no change (README: Linked sources, Facts).
+      if (m.tasks.get(item.taskId)?.status !== 'Done') {
+        m.changes.push({
+          id: null, taskId: item.taskId, kind: 'source', before: item.known, after: truth.facts, incomingId: null, response: null, author: null,
+          received: m.now, acknowledged: null,
+        });
+        changed.add(item.taskId);
+      }
     }
     item.known = truth.facts;
     item.isAvailable = true;
@@ -567,7 +572,7 @@ function refreshModel(m: Model, items: readonly ItemState[]): { failed: Set<numb
   for (const taskId of changed) {
     m.activations.push({ taskId, at: m.now, sources: itemsOfTask(m, taskId).filter((i) => i.isAvailable).map((i) => i.known as Facts) });
   }
-  if (changed.size > 0 || replied) {
+  if (factsMoved || replied) {
     m.version += 1;
     tally(m, replied ? 'source:reply-recorded' : 'source:change-recorded');
   }

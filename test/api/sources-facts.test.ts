@@ -199,6 +199,27 @@ t.test('SOURCES: changed facts record one source change per changed item and one
   ], 'the failed item is not in the activation');
 });
 
+t.test('SOURCES: changed facts of an item a Done task shares are recorded on the open task only; the Done task shows the new facts', async (t) => {
+  const { h, stub } = await sourceWorld(t, { links: { 1: ['T-1'], 4: ['T-1'] }, items: { 'T-1': { title: 'Shared' } } });
+  await available(h);
+  const done = await h.call('PATCH', `${API}/tasks/4`, { headers: { 'if-match': await etagOf(h, 4) }, body: { status: 'Done' } });
+  t.equal(done.status, 204, done.text ?? '');
+  const version = workspaceVersion(h);
+
+  h.clock.advance(PAST_MAX_AGE_MS);
+  stub.setItem('T-1', { title: 'Shared, renamed' });
+  await available(h);
+  t.equal(workspaceVersion(h), version + 1, 'the new facts are a change of the workspace');
+  const open = await readTask(h, 1);
+  t.equal(open.externalChanges.length, 1, 'the open task records the change');
+  t.equal(open.sourceActivations.length, 1);
+  const finished = await readTask(h, 4);
+  t.strictSame(finished.externalChanges, [], 'the Done task records none');
+  t.strictSame(finished.sourceActivations, [], 'nor an activation');
+  t.equal(finished.requiresAttention, false);
+  t.equal(finished.externalContext[0].facts.title, 'Shared, renamed', 'its context shows the item as it is now');
+});
+
 t.test('SOURCES: acknowledging a source change through external evaluation clears requiresAttention', async (t) => {
   const { h, stub } = await sourceWorld(t);
   await available(h);
