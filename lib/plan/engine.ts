@@ -42,6 +42,12 @@ export interface ResourcePlan {
   readonly placements: ReadonlyMap<number, Placement>;
   /** Where `minutes` of new work could start without interruption, reserving nothing. */
   suggest(minutes: number, notBefore?: number): number | null;
+  /**
+   * What the plan holds in memory, in entries of roughly 100 bytes: its placements and the
+   * segments of its timeline, which `suggest` keeps (a day's working intervals over the whole
+   * horizon, even with nothing planned).
+   */
+  readonly size: number;
 }
 
 /**
@@ -162,6 +168,7 @@ export function planResource(input: PlanInput): ResourcePlan {
     horizonDays,
     horizonEnd,
     placements,
+    size: placements.size + segments.length,
     suggest: (minutes, notBefore = input.now) => earliestUninterruptedStart(segments, minutes, Math.max(input.now, notBefore)),
   };
 }

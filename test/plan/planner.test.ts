@@ -28,7 +28,7 @@ interface World {
 }
 
 /** One organisation: agents Ada and Bob, human Grace (default calendars), a project per priority. */
-function world(tasks: Record<string, unknown>[], maxCachedPlacements?: number): World {
+function world(tasks: Record<string, unknown>[], maxCachedEntries?: number): World {
   const db = new Database(':memory:');
   loadFixture(db, {
     organisations: [{ id: 1, name: 'Acme' }],
@@ -47,7 +47,7 @@ function world(tasks: Record<string, unknown>[], maxCachedPlacements?: number): 
   }, { now: NOW });
   const planner = createPlanner({
     inputs: planInputStatements(db), calendars: calendarStatements(db), organisations: organisationStatements(db),
-    ...(maxCachedPlacements === undefined ? {} : { maxCachedPlacements }),
+    ...(maxCachedEntries === undefined ? {} : { maxCachedEntries }),
   });
   return { db, planner, plan: (resourceId, now = NOW) => planner.planFor(1, resourceId, now) };
 }
@@ -224,21 +224,33 @@ t.test('PLANNER: a plan is recomputed, even under a minute old, once a started t
   t.equal(later.validUntil, NOW + 10_000 + PLAN_MAX_AGE_MS, 'no started task left: kept the full minute');
 });
 
-t.test('PLANNER: cached plans hold at most so many placements together; the oldest go first, and a plan larger than that is not kept', async (t) => {
+t.test('PLANNER: cached plans hold at most so many entries (placements and timeline segments) together; the oldest go first, and a plan larger than that is not kept', async (t) => {
   const tasks = [1, 2, 3].flatMap((n) => [
     { id: n, projectId: 2, title: `Ada ${n}`, sequence: n, estimatedMinutes: 30, assignees: [{ staffMemberId: ADA }] },
     { id: 10 + n, projectId: 2, title: `Bob ${n}`, sequence: n, estimatedMinutes: 30, assignees: [{ staffMemberId: BOB }] },
   ]);
-  const w = world(tasks, 5);
+  // The sizes, from a world that keeps everything.
+  const sizes = world(tasks);
+  const adaSize = sizes.plan(ADA).size;
+  const bobSize = sizes.plan(BOB).size;
+  t.equal(sizes.plan(ADA).placements.size, 3);
+  // Monday to Friday over 365 days: about 261 working days, each a segment of the timeline.
+  t.ok(adaSize > 3 + 250, `a plan counts its timeline too (${adaSize} entries for 3 placements)`);
+
+  const w = world(tasks, adaSize + bobSize - 1);
   const ada = w.plan(ADA);
-  t.equal(ada.placements.size, 3);
-  t.equal(w.plan(ADA), ada, 'kept: 3 placements of 5');
+  t.equal(w.plan(ADA), ada, 'kept while it fits');
   const bob = w.plan(BOB);
   t.equal(w.plan(BOB), bob, "Bob's plan is kept");
-  t.not(w.plan(ADA), ada, "Ada's, the oldest, made room for it (3 + 3 > 5): planned again");
+  t.not(w.plan(ADA), ada, "Ada's, the oldest, made room for it (the two do not fit together): planned again");
 
-  const tight = world(tasks, 2);
+  const roomy = world(tasks, adaSize + bobSize);
+  const kept = roomy.plan(ADA);
+  roomy.plan(BOB);
+  t.equal(roomy.plan(ADA), kept, 'both kept when they fit together');
+
+  const tight = world(tasks, adaSize - 1);
   const first = tight.plan(ADA);
-  t.not(tight.plan(ADA), first, 'a plan of 3 placements is never kept under a bound of 2');
+  t.not(tight.plan(ADA), first, 'a plan larger than the bound is never kept');
   t.strictSame([...tight.plan(ADA).placements.keys()], [...first.placements.keys()], 'and is the same plan each time');
 });

@@ -9,10 +9,11 @@ import { assigneeRemaining, elapsedSinceUntilChange, elapsedUntilChange, incomin
 export const PLAN_MAX_AGE_MS = 60_000;
 const MAX_CACHED_PLANS = 4096;
 /**
- * Placements held by all cached plans together (about 100 bytes each): the count of plans alone
- * would let 4,096 resources with a long backlog each hold gigabytes.
+ * What all cached plans may hold together, in entries of about 100 bytes (`ResourcePlan.size`:
+ * placements and timeline segments): the count of plans alone would let 4,096 resources with a
+ * long backlog, or a calendar of many short intervals, each hold gigabytes.
  */
-export const MAX_CACHED_PLACEMENTS = 1_000_000;
+export const MAX_CACHED_PLAN_ENTRIES = 1_000_000;
 
 /** A resource's plan and the instant before which it stays the current one. */
 export interface CurrentPlan extends ResourcePlan {
@@ -33,8 +34,8 @@ export interface PlannerDependencies {
   readonly inputs: PlanInputStatements;
   readonly calendars: CalendarStatements;
   readonly organisations: OrganisationStatements;
-  /** The cache's bound in placements (MAX_CACHED_PLACEMENTS unless given: tests give less). */
-  readonly maxCachedPlacements?: number;
+  /** The cache's bound in plan entries (MAX_CACHED_PLAN_ENTRIES unless given: tests give less). */
+  readonly maxCachedEntries?: number;
 }
 
 const instantOrZero = (local: string | null): number => (local === null ? 0 : localToEpochMs(local));
@@ -46,13 +47,13 @@ const instantOrZero = (local: string | null): number => (local === null ? 0 : lo
  */
 export function createPlanner(deps: PlannerDependencies) {
   const cache = new Map<number, CachedPlan>();
-  const maxPlacements = deps.maxCachedPlacements ?? MAX_CACHED_PLACEMENTS;
-  let placements = 0;
+  const maxEntries = deps.maxCachedEntries ?? MAX_CACHED_PLAN_ENTRIES;
+  let entries = 0;
   const forget = (resourceId: number): void => {
     const cached = cache.get(resourceId);
     if (cached === undefined) return;
     cache.delete(resourceId);
-    placements -= cached.plan.placements.size;
+    entries -= cached.plan.size;
   };
 
   function compute(resourceId: number, now: number): CurrentPlan {
@@ -96,12 +97,12 @@ export function createPlanner(deps: PlannerDependencies) {
       forget(resourceId);
       // Oldest first, until the new plan fits; one larger than the whole budget is not kept.
       for (const oldest of cache.keys()) {
-        if (cache.size < MAX_CACHED_PLANS && placements + plan.placements.size <= maxPlacements) break;
+        if (cache.size < MAX_CACHED_PLANS && entries + plan.size <= maxEntries) break;
         forget(oldest);
       }
-      if (plan.placements.size <= maxPlacements) {
+      if (plan.size <= maxEntries) {
         cache.set(resourceId, { version, plan });
-        placements += plan.placements.size;
+        entries += plan.size;
       }
       return plan;
     },
