@@ -1,8 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { whenSocketCloses } from '../adapters/socket-close.js';
 import type { Service } from '../lib/service.js';
 import type { Db } from '../lib/store/open.js';
 import { logLine } from './command-line.js';
-import { whenSocketCloses } from '../adapters/socket-close.js';
 import { ANSWERED_ON } from './request-log.js';
 
 /** How each signal that stops the server ends the process. */
