@@ -43,10 +43,13 @@ export class ConnectionAnswers {
     const pending = this.#pending.get(socket);
     if (pending === undefined) this.#pending.set(socket, [exchange]);
     else pending.push(exchange);
-    // A client gone with requests pipelined behind a slow answer: theirs never close.
+    // A client gone with requests pipelined behind a slow answer: theirs never close. What was to
+    // follow them still runs (a CONNECT's answer reaches onResponse), writing nothing.
     const forgetConnection = this.#whenClosed(socket, () => {
       this.#pending.delete(socket);
+      const after = this.#after.get(socket);
       this.#after.delete(socket);
+      after?.();
     });
     res.once('close', () => {
       forgetConnection();
@@ -122,7 +125,10 @@ export class ConnectionAnswers {
     }
     observe(this.#observers.onClientError, answer, error);
     const bytes = rawResponse(answer);
-    const send = () => socket.end(bytes, () => socket.destroy());
+    const send = (): void => {
+      if (socket.writable) socket.end(bytes, () => socket.destroy());
+      else socket.destroy();
+    };
     if (pending.length === 0) send();
     else this.#after.set(socket, send);
   }

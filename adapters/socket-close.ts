@@ -1,6 +1,9 @@
 import type { Duplex } from 'node:stream';
 
-/** Runs `gone` if the connection closes first; the returned function cancels that. */
+/**
+ * Runs `gone` if the connection closes first, never before returning; the returned function
+ * cancels that.
+ */
 export type WhenClosed = (socket: Duplex, gone: () => void) => () => void;
 
 /**

@@ -16,18 +16,21 @@ const collectGarbage = (): void => {
   (runInNewContext('gc') as () => void)();
 };
 
-/** A handler answering `/slow` only once `release()` is called, anything else at once. */
-function slowFirst() {
+/**
+ * A handler answering `/slow` only once `release()` is called, anything else at once; `arrived`
+ * resolves at its `expected`th request.
+ */
+function slowFirst(expected = 2) {
   let release = (): void => undefined;
   let calls = 0;
-  let bothArrived = (): void => undefined;
+  let allArrived = (): void => undefined;
   const arrived = new Promise<void>((resolve) => {
-    bothArrived = resolve;
+    allArrived = resolve;
   });
   const handler: Handler = {
     handle(request) {
       calls += 1;
-      if (calls === 2) bothArrived();
+      if (calls === expected) allArrived();
       const answer: ServiceResponse = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
       if (request.url !== '/slow') return answer;
       return new Promise<ServiceResponse>((resolve) => {
@@ -80,6 +83,34 @@ t.test('createNodeServer: a client that goes with a request pipelined behind a s
     collected = socket.deref() === undefined;
   }
   tt.ok(collected, 'the closed connection (and the answers queued on it) can be collected');
+});
+
+t.test('createNodeServer: a CONNECT pipelined behind a slow answer still reaches onResponse when its client goes, on a connection that served requests before', async (tt) => {
+  const { handler, arrived, release } = slowFirst(3);
+  const observed: string[] = [];
+  const server = createNodeServer(handler, { onResponse: (response, req) => observed.push(`${req.method} ${response.status}`) });
+  const port = await listening(tt, server);
+  let serverSide: Socket | undefined;
+  server.once('connection', (socket: Socket) => {
+    serverSide = socket;
+  });
+  const client = connect(port, '127.0.0.1');
+  client.on('error', () => undefined);
+  // A first exchange answered in full, so the connection's close listeners are in place before.
+  const warmed = new Promise<void>((resolve) => client.once('data', () => resolve()));
+  client.write('GET /warm HTTP/1.1\r\nHost: x\r\n\r\n');
+  await warmed;
+  client.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nCONNECT /tunnel HTTP/1.1\r\nHost: x\r\n\r\n');
+  await arrived;
+  // node stops reading a connection once it hands it to 'connect', so the client's going would
+  // show only when the slow answer is written: the connection is reset here instead.
+  client.destroy();
+  const closed = new Promise((resolve) => serverSide?.once('close', resolve));
+  serverSide?.destroy();
+  await closed;
+  release();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  tt.ok(observed.includes('CONNECT 200'), `the CONNECT's answer was observed (${observed.join(', ')})`);
 });
 
 t.test('serve\'s stop: answers pipelined behind a slow one leave the unanswered set when their client goes', async (tt) => {
