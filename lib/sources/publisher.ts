@@ -30,7 +30,7 @@ function retryDelayMs(attempts: number): number {
 }
 
 /** How often a request may look for due publications (a cheap indexed query). */
-const CHECK_INTERVAL_MS = 5000;
+export const CHECK_INTERVAL_MS = 5000;
 
 /**
  * Publishes assistance requests to linked sources after the local request is committed

@@ -51,6 +51,14 @@ t.test('AUTH: revoked client gives 401 authentication_failed with WWW-Authentica
   await expectUnauthenticated(t, harness(), { token: TOKENS.revoked }, 'revoked');
 });
 
+t.test('AUTH: a sponsor that is no longer a human (changed in the database) gives 401 authentication_failed', async (t) => {
+  const h = harness({ defaultToken: TOKENS.ada });
+  t.equal((await h.call('GET', '/api/v1/identity')).status, 200, 'authenticated while Grace is human');
+  // Neither the fixture loader nor client administration lets an agent sponsor a client.
+  h.db.prepare("UPDATE staff SET kind = 'agent' WHERE id = 11").run();
+  await expectUnauthenticated(t, h, {}, 'sponsor turned agent');
+});
+
 t.test('AUTH: inactive sponsor gives 401 authentication_failed with WWW-Authenticate: Bearer', async (t) => {
   await expectUnauthenticated(t, harness(), { token: TOKENS.inactiveSponsor }, 'inactive sponsor');
 });

@@ -308,6 +308,15 @@ t.test('SOURCES: /tasks/available refreshes different items concurrently', async
   }
 });
 
+t.test('SOURCES: offer lists made at the same time share one refresh of a stale item: the source is asked once', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  const [first, second] = await Promise.all([available(h), available(h)]);
+  t.strictSame(second.map((task) => task.id), first.map((task) => task.id), 'the same offer');
+  t.ok(first.some((task) => task.id === 1), 'the refreshed task is offered');
+  t.equal(stub.gets('T-1').length, 1, 'T-1 asked once for both');
+  t.equal(stub.gets('T-2').length, 1, 'T-2 too');
+});
+
 t.test('SOURCES: /tasks/available omits a task whose source fails, remembers the failure for 15 s and offers the others', async (t) => {
   const failures: [string, StubFailure][] = [
     ['500', { kind: 'status', status: 500 }],

@@ -4,6 +4,7 @@ import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import { harness } from '../helpers/service.js';
 import { REFRESHES_AT_ONCE } from '../../lib/sources/refresher.js';
 import type { SourceProvider } from '../../lib/sources/provider.js';
+import { CallGate } from '../../lib/sources/gate.js';
 
 /**
  * A provider is asked about at most REFRESHES_AT_ONCE items at a time, however many an offer list
@@ -76,4 +77,30 @@ t.test('SOURCES: items still waiting for a slot at the deadline fail like items 
   void h.call('GET', `${API}/tasks/available`);
   await turns(5);
   t.equal(asked.length, 2 * REFRESHES_AT_ONCE, 'another 16 asked at once');
+});
+
+t.test('SOURCES: the call gate serves first come first served: a call arriving while others wait for a freed slot goes after them', async (t) => {
+  const gate = new CallGate(1);
+  const signal = new AbortController().signal;
+  const started: string[] = [];
+  let finishA = (): void => undefined;
+  const a = gate.run(signal, () => {
+    started.push('A');
+    return new Promise<void>((resolve) => {
+      finishA = resolve;
+    });
+  });
+  const b = gate.run(signal, () => {
+    started.push('B');
+  });
+  finishA();
+  await a;
+  // A few microtasks: A's slot is free, and B not yet started in it (the gate starts waiting
+  // calls in a later turn of the event loop).
+  for (let turn = 0; turn < 5; turn += 1) await Promise.resolve();
+  const c = gate.run(signal, () => {
+    started.push('C');
+  });
+  await Promise.all([b, c]);
+  t.strictSame(started, ['A', 'B', 'C'], 'C does not overtake B');
 });

@@ -4,6 +4,7 @@ import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import { bumpVersion, etagOf, readTask } from '../helpers/api.js';
 import type { ProviderPublication, PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
 import type { TapTest } from '../helpers/api.js';
+import { CHECK_INTERVAL_MS } from '../../lib/sources/publisher.js';
 
 /**
  * Publishing assistance requests to a linked source while other things happen: follow-ups,
@@ -119,4 +120,34 @@ t.test('SOURCES: a closed service calls no provider any more, not even for a req
   t.strictSame(sent.map((request) => request.title), ['Which tone?'], 'nothing more was sent after close()');
   t.strictSame(h.errors, [], 'and nothing was logged');
   t.equal(h.db.prepare("SELECT count(*) FROM source_publications WHERE state = 'pending'").pluck().get(), 2, 'both stay due for the next service');
+});
+
+t.test('SOURCES: a request whose write batch is rolled back is never published', async (t) => {
+  const sent: PublishRequest[] = [];
+  const provider: SourceProvider = {
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: async (_itemId, request) => {
+      sent.push(request);
+      return { ref: `ref-${sent.length}` };
+    },
+  };
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+  const etag = await etagOf(h, 1);
+  // Time for the check every request makes for publications due: it runs right after this
+  // request's write, inside the batch, and must not publish what the batch holds.
+  h.clock.advance(CHECK_INTERVAL_MS);
+  const asked = h.call('POST', '/api/v1/tasks/1/human-requests', {
+    headers: { 'if-match': etag },
+    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
+  });
+  // Make the batch's COMMIT fail: a foreign key checked only at commit, broken inside the batch.
+  h.db.pragma('defer_foreign_keys = ON');
+  h.db.prepare('INSERT INTO notes (task_id, client_id, staff_id, text, created_utc) VALUES (999999, 1, 1, ?, 0)').run('orphan');
+  const answer = await asked;
+  t.equal(answer.status, 500, 'the request of the failed batch is not created');
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  t.strictSame(sent, [], 'the source never saw it');
+  t.equal(h.db.prepare('SELECT count(*) FROM source_publications').pluck().get(), 0, 'nothing left to publish');
 });
