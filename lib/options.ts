@@ -78,6 +78,19 @@ export function answersEpochMs(clock: Clock): boolean {
 }
 
 /**
+ * The embedder's clock read in whole milliseconds, as instants are stored and shown: a fraction
+ * (a clock built on `performance.now()`, say) would let a lease outlive the `expiresUtc` it was
+ * given by up to a millisecond.
+ */
+function wholeMilliseconds(clock: Clock): Clock {
+  const { after } = clock;
+  return {
+    now: () => Math.floor(clock.now()),
+    ...(after === undefined ? {} : { after: (ms: number, callback: () => void) => after.call(clock, ms, callback) }),
+  };
+}
+
+/**
  * The embedder's logger, made safe to call anywhere: a throwing sink must neither change an
  * answer nor undo what was just recorded (a publication logged as done, then retried as failed).
  */
@@ -128,7 +141,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   return {
     db: db as string | Db,
-    clock: (clock as Clock | undefined) ?? systemClock,
+    clock: clock === undefined ? systemClock : wholeMilliseconds(clock as Clock),
     rateLimit: (rateLimit as number | undefined) ?? 120,
     sources: providers,
     logger: logger === undefined ? stderrLogger : guarded(logger as Logger),

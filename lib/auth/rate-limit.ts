@@ -55,10 +55,16 @@ export class FixedWindowRateLimiter {
     return { remaining: Math.max(0, this.limit - window.count), resetSeconds: this.#resetSeconds(window, now) };
   }
 
-  /** The client's window if `now` is inside it (a clock set back counts as outside). */
+  /**
+   * The client's window if `now` is inside it. A clock set back before the window's start moves
+   * the start back to `now` with the count kept: the step neither hands out a fresh quota nor
+   * stretches the window past its length (a step of an hour would otherwise refuse for an hour).
+   */
   #openWindow(clientId: number, now: number): Window | undefined {
     const window = this.#windows.get(clientId);
-    return window === undefined || now >= window.start + this.windowMs || now < window.start ? undefined : window;
+    if (window === undefined || now >= window.start + this.windowMs) return undefined;
+    if (now < window.start) window.start = now;
+    return window;
   }
 
   /** Whole seconds to the window's end, at least 1. */

@@ -30,6 +30,10 @@ export function claimStatements(db: Db) {
     `SELECT ${LEASE_COLUMNS} FROM claims WHERE token = @token AND ${liveLeaseAt()}`);
   const insert = db.prepare(`INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc)
     VALUES (@taskId, @clientId, @token, @now, @expiresUtc)`);
+  // Ended at their expiry (all have expired when a claim is granted): a clock set back must not
+  // revive a lease another claim has followed, which would leave two live leases on the task.
+  const endEarlier = db.prepare<[{ taskId: number; now: number }]>(`UPDATE claims SET released_utc = min(expires_utc, @now)
+    WHERE task_id = @taskId AND released_utc IS NULL`);
   const extend = db.prepare<[{ id: number; expiresUtc: number }]>('UPDATE claims SET expires_utc = @expiresUtc WHERE id = @id');
   const release = db.prepare<[{ id: number; now: number }]>('UPDATE claims SET released_utc = @now WHERE id = @id');
   // Ended a day ago or more: a lease released early still waits for its expiry.
@@ -40,8 +44,11 @@ export function claimStatements(db: Db) {
   return {
     liveLease: (taskId: number, now: number) => live.get({ taskId, now }),
     liveLeaseByToken: (token: string, now: number) => liveByToken.get({ token, now }),
-    insert: (taskId: number, clientId: number, token: string, now: number, expiresUtc: number) =>
-      insert.run({ taskId, clientId, token, now, expiresUtc }),
+    /** A new lease on the task; every earlier one counts as ended for good. */
+    insert: (taskId: number, clientId: number, token: string, now: number, expiresUtc: number) => {
+      endEarlier.run({ taskId, now });
+      insert.run({ taskId, clientId, token, now, expiresUtc });
+    },
     extend: (id: number, expiresUtc: number) => extend.run({ id, expiresUtc }),
     release: (id: number, now: number) => release.run({ id, now }),
     /**

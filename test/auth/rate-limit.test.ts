@@ -69,3 +69,13 @@ t.test('RATE-LIMITER: a burst of 100,000 clients is forgotten once its windows h
   // Returning clients of the burst get a fresh window.
   t.same(limiter.take(1, 2 * WINDOW), { allowed: true, remaining: 119, resetSeconds: 60 });
 });
+
+t.test('RATE-LIMITER: a clock set back keeps the window\'s count and moves its start back, never past the window\'s length', async (t) => {
+  const limiter = new FixedWindowRateLimiter(2);
+  t.ok(limiter.take(1, 10_000).allowed);
+  t.ok(limiter.take(1, 10_000).allowed);
+  t.same(limiter.take(1, 9_999), { allowed: false, remaining: 0, resetSeconds: 60 }, 'a step back of 1 ms hands out no fresh quota');
+  t.same(limiter.take(1, 9_999 - 3_600_000), { allowed: false, remaining: 0, resetSeconds: 60 }, 'nor does one of an hour, and the wait stays 60 s');
+  t.same(limiter.current(1, 9_999 - 3_600_000 + 30_000), { remaining: 0, resetSeconds: 30 });
+  t.same(limiter.take(1, 9_999 - 3_600_000 + WINDOW), { allowed: true, remaining: 1, resetSeconds: 60 }, 'a new window a window after the step');
+});

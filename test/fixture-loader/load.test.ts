@@ -372,6 +372,15 @@ t.test('FIXTURE: a live claim replaces the live lease taken on its task since th
   t.equal(db.prepare('SELECT released_utc FROM claims WHERE token = ?').pluck().get(apiToken), null, 'an expired claim in the file releases nothing');
 });
 
+t.test('FIXTURE: a live claim ends an expired lease of its task at its expiry, so a clock set back cannot revive it beside the seeded one', async (t) => {
+  const { db, now, fixture } = baseLoaded();
+  const apiToken = leaseAgainThroughApi(db, now);
+  const later = { ...fixture, claims: [{ ...fixture.claims[0], expiresUtc: '2026-11-16T18:00:00.000Z' }] };
+  loadFixture(db, later, { now: now + 20 * 60_000 });
+  t.equal(db.prepare('SELECT released_utc FROM claims WHERE token = ?').pluck().get(apiToken), now + 2000 + 15 * 60_000,
+    "the API's expired lease is recorded as ended when it expired");
+});
+
 t.test('FIXTURE: a live claim its client could not use displaces no live lease: the file is refused, as before', async (t) => {
   const { db, now, fixture } = baseLoaded();
   const apiToken = leaseAgainThroughApi(db, now);

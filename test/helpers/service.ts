@@ -31,8 +31,11 @@ export interface Harness {
   call(method: string, url: string, options?: CallOptions): Promise<CallResult>;
 }
 
-/** Further options of createService a harness may pass (linked sources); `logger` replaces the harness's. */
-export type HarnessServiceOptions = Pick<ServiceOptions, 'sources' | 'sourceTimeoutMs' | 'sourceMaxAgeMs' | 'logger'>;
+/**
+ * Further options of createService a harness may pass (linked sources); `logger` replaces the
+ * harness's, and so does `clock` (the harness's `clock` then moves nothing the service reads).
+ */
+export type HarnessServiceOptions = Pick<ServiceOptions, 'sources' | 'sourceTimeoutMs' | 'sourceMaxAgeMs' | 'logger' | 'clock'>;
 
 /**
  * A fresh in-memory service over the shared test world. Every response is checked against the
