@@ -107,8 +107,8 @@ CREATE TABLE IF NOT EXISTS task_assignments (
   estimated_minutes INTEGER CHECK (estimated_minutes IS NULL OR estimated_minutes BETWEEN 0 AND 1000000),
   PRIMARY KEY (task_id, staff_id)
 ) WITHOUT ROWID;
--- The reply poll walks it (finished tasks' questions still get their answers); it also serves the
--- foreign key from staff.
+-- For the foreign key from staff (no statement of the service walks a resource's every assignment:
+-- that grows with every task it finished).
 CREATE INDEX IF NOT EXISTS task_assignments_by_staff ON task_assignments (staff_id, task_id);
 
 -- The assignments of tasks that are not Done, kept by the triggers below, never written directly.
@@ -258,6 +258,10 @@ CREATE TABLE IF NOT EXISTS incoming_items (
   revision              TEXT    NOT NULL CHECK (length(revision) = 36)
 );
 CREATE INDEX IF NOT EXISTS incoming_by_recipient ON incoming_items (recipient_id, lifecycle);
+-- The requests still awaiting an answer, for the reply poll: few at any time, however many were
+-- ever asked.
+CREATE INDEX IF NOT EXISTS incoming_open_by_organisation ON incoming_items (organisation_id, stage_id)
+  WHERE response_state = 'open';
 
 -- External items (issue trackers, ticketing) that tasks are linked to, with their last known
 -- business facts. Connection data never leaves the provider; only facts are kept.

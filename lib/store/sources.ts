@@ -55,15 +55,17 @@ export function sourceStatements(db: Db) {
   // Items a reply is still expected from: published requests, still open, raised from tasks of
   // this resource, Done ones too (a reply to a question asked before finishing must still come
   // in, and nothing else refreshes a Done task's items). external_ref is kept when a follow-up
-  // re-queues the request, so it marks "sent once".
-  const expectingReplies = namedRows(db.prepare<[number], TaskSourceRow>(`
-    SELECT DISTINCT a.task_id AS taskId, ${ITEM_COLUMNS}
-      FROM task_assignments a
-      JOIN assistance_stages s ON s.origin_task_id = a.task_id
-      JOIN incoming_items i ON i.stage_id = s.id AND i.response_state = 'open'
-      JOIN source_publications p ON p.stage_id = s.id AND p.external_ref IS NOT NULL
-      JOIN source_items si ON si.id = p.source_item_id
-     WHERE a.staff_id = ?`));
+  // re-queues the request, so it marks "sent once". It starts from the organisation's open
+  // requests (a partial index), which humans keep few, not from the resource's assignments,
+  // which grow with every task it ever finished; CROSS JOIN keeps SQLite to that order.
+  const expectingReplies = namedRows(db.prepare<[{ staffId: number }], TaskSourceRow>(`
+    SELECT DISTINCT s.origin_task_id AS taskId, ${ITEM_COLUMNS}
+      FROM incoming_items i
+      CROSS JOIN assistance_stages s ON s.id = i.stage_id
+      CROSS JOIN task_assignments a ON a.task_id = s.origin_task_id AND a.staff_id = @staffId
+      CROSS JOIN source_publications p ON p.stage_id = s.id AND p.external_ref IS NOT NULL
+      CROSS JOIN source_items si ON si.id = p.source_item_id
+     WHERE i.organisation_id = (SELECT organisation_id FROM staff WHERE id = @staffId) AND i.response_state = 'open'`));
   const item = db.prepare<[number], SourceItemRow>(`SELECT ${ITEM_COLUMNS} FROM source_items si WHERE si.id = ?`);
   // Done tasks are left out: they are in no list, so nothing would ever prompt an acknowledgement,
   // and an item shared with open tasks would grow their history with every change for ever.
@@ -142,7 +144,7 @@ export function sourceStatements(db: Db) {
   return {
     ofTasks: (taskIds: readonly number[]) => ofTasks.all(JSON.stringify(taskIds)),
     /** Items of published, still open requests from the resource's tasks (whatever their state). */
-    expectingReplies: (staffId: number) => expectingReplies.all(staffId),
+    expectingReplies: (staffId: number) => expectingReplies.all({ staffId }),
     item: (id: number) => item.get(id),
     /** The unfinished tasks linked to an item: those its changes are recorded on. */
     openTasksOfItem: (id: number) => openTasksOfItem.all(id).map((row) => row.taskId),

@@ -59,13 +59,21 @@ t.test('QUERY PLANS: GET /incoming without includeAccepted reaches the floating 
   t.ok(plans.includes('SEARCH i USING INDEX incoming_by_recipient (recipient_id=? AND lifecycle=?)'), plans.join(' | '));
 });
 
-t.test('QUERY PLANS: the offer, the waiting list and the plan walk only the assignments of tasks not Done; only the reply poll walks them all', async (t) => {
+t.test('QUERY PLANS: the offer, the waiting list and the plan walk only the assignments of tasks not Done; nothing walks them all', async (t) => {
   const { db, texts } = preparedStatements();
   const plans = texts.map((sql) => ({ sql, plan: planOf(db, sql) }));
   const fromOpen = plans.filter(({ plan }) => plan[0] === 'SEARCH mine USING PRIMARY KEY (staff_id=?)');
   t.equal(fromOpen.length, 2, 'the offer/waiting candidates and the plan inputs');
   for (const { sql } of fromOpen) t.match(sql, /FROM open_assignments mine\b/, sql.slice(0, 80));
   const everyAssignment = plans.filter(({ plan }) => plan.some((line) => line.includes('task_assignments_by_staff')));
-  t.strictSame(everyAssignment.map(({ sql }) => sql.match(/^SELECT DISTINCT a\.task_id AS taskId/) !== null), [true],
-    'the items awaiting replies: a finished task\'s question still gets its answer');
+  t.strictSame(everyAssignment.map(({ sql }) => sql.slice(0, 80)), [], 'a resource\'s finished tasks cost no list anything');
+});
+
+t.test('QUERY PLANS: the reply poll starts from the organisation\'s open requests, not from every task the resource finished', async (t) => {
+  const { db, texts } = preparedStatements();
+  const poll = texts.filter((sql) => sql.includes('AS taskId') && sql.includes('source_publications p ON p.stage_id'));
+  t.equal(poll.length, 1, 'one statement');
+  const plan = planOf(db, poll[0] as string);
+  t.equal(plan[0], 'SEARCH i USING COVERING INDEX incoming_open_by_organisation (organisation_id=?)', plan.join(' | '));
+  t.ok(plan.includes('SEARCH a USING PRIMARY KEY (task_id=? AND staff_id=?)'), 'each request\'s task is looked up, not walked');
 });
