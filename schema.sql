@@ -258,8 +258,8 @@ CREATE TABLE IF NOT EXISTS incoming_items (
   revision              TEXT    NOT NULL CHECK (length(revision) = 36)
 );
 CREATE INDEX IF NOT EXISTS incoming_by_recipient ON incoming_items (recipient_id, lifecycle);
--- The requests still awaiting an answer, for the reply poll: few at any time, however many were
--- ever asked.
+-- The requests still awaiting an answer, for the reply poll: it then costs what humans have left
+-- unanswered, not every request ever asked (nor every task an agent finished).
 CREATE INDEX IF NOT EXISTS incoming_open_by_organisation ON incoming_items (organisation_id, stage_id)
   WHERE response_state = 'open';
 

@@ -83,10 +83,13 @@ export function answersEpochMs(clock: Clock): boolean {
  * given by up to a millisecond.
  */
 function wholeMilliseconds(clock: Clock): Clock {
-  const { after } = clock;
   return {
     now: () => Math.floor(clock.now()),
-    ...(after === undefined ? {} : { after: (ms: number, callback: () => void) => after.call(clock, ms, callback) }),
+    // Read at each use, as the embedder's own object would be: one may add or replace it later.
+    get after() {
+      const { after } = clock;
+      return after === undefined ? undefined : (ms: number, callback: () => void) => after.call(clock, ms, callback);
+    },
   };
 }
 

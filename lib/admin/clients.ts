@@ -110,7 +110,7 @@ export function adminClients(database: Db, options: { readonly clock?: Clock } =
   if (clock !== undefined && !(typeof clock === 'object' && clock !== null && typeof (clock as { now?: unknown }).now === 'function' && answersEpochMs(clock as Clock))) {
     throw new TypeError('adminClients: options.clock must be an object with a now() method returning epoch milliseconds');
   }
-  const now = (): number => ((clock as Clock | undefined) ?? systemClock).now();
+  const now = (): number => Math.floor(((clock as Clock | undefined) ?? systemClock).now());
   // The schema, as for loadFixture: a new database gets its tables, an older one its upgrades.
   const { db } = openDatabase(database);
   const organisationById = db.prepare<[number], { isActive: number }>('SELECT is_active AS isActive FROM organisations WHERE id = ?');

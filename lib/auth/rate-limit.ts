@@ -36,7 +36,9 @@ export class FixedWindowRateLimiter {
     if (window === undefined) {
       window = { start: now, count: 0 };
       this.#windows.set(clientId, window);
-      if (this.#windows.size >= this.#nextSweepAt || now >= this.#lastSweep + this.windowMs) this.#sweep(now);
+      // A clock set back (before the last sweep) sweeps at once: the windows it left in the future
+      // are brought back to now there, so they end within a window length and go.
+      if (this.#windows.size >= this.#nextSweepAt || now >= this.#lastSweep + this.windowMs || now < this.#lastSweep) this.#sweep(now);
     }
     const resetSeconds = this.#resetSeconds(window, now);
     if (window.count >= this.limit) return { allowed: false, remaining: 0, resetSeconds };
@@ -47,7 +49,8 @@ export class FixedWindowRateLimiter {
   /**
    * The client's quota at `now` without counting anything: for an answer made after its request
    * was counted (one that waited on a source or a commit), whose window may have moved on or ended.
-   * With no window open the next request starts a full one.
+   * With no window open the next request starts a full one. (After a clock set back it moves the
+   * window's start back, as `take` would: that changes no count.)
    */
   current(clientId: number, now: number): Omit<RateDecision, 'allowed'> {
     const window = this.#openWindow(clientId, now);
@@ -80,6 +83,7 @@ export class FixedWindowRateLimiter {
   #sweep(now: number): void {
     for (const [clientId, window] of this.#windows) {
       if (now >= window.start + this.windowMs) this.#windows.delete(clientId);
+      else if (now < window.start) window.start = now;
     }
     this.#nextSweepAt = Math.max(1024, this.#windows.size * 2);
     this.#lastSweep = now;

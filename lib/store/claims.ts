@@ -19,6 +19,14 @@ export interface LeaseRow {
  */
 export const liveLeaseAt = (alias = ''): string => `${alias}released_utc IS NULL AND ${alias}expires_utc > @now`;
 
+/**
+ * Ends a task's unreleased leases for good, an expired one at its expiry (so its history stays
+ * true): a lease ended so cannot come back to life when the clock is set back. `narrower` is
+ * further SQL conditions; `@taskId` and `@now` are bound.
+ */
+export const endLeasesOfTask = (narrower = ''): string =>
+  `UPDATE claims SET released_utc = min(expires_utc, @now) WHERE task_id = @taskId AND released_utc IS NULL${narrower}`;
+
 const LEASE_COLUMNS = `id, task_id AS taskId, client_id AS clientId, token, expires_utc AS expiresUtc, released_utc AS releasedUtc`;
 
 /** Task leases. A lease is live while it is unreleased and unexpired. */
@@ -30,10 +38,9 @@ export function claimStatements(db: Db) {
     `SELECT ${LEASE_COLUMNS} FROM claims WHERE token = @token AND ${liveLeaseAt()}`);
   const insert = db.prepare(`INSERT INTO claims (task_id, client_id, token, acquired_utc, expires_utc)
     VALUES (@taskId, @clientId, @token, @now, @expiresUtc)`);
-  // Ended at their expiry (all have expired when a claim is granted): a clock set back must not
-  // revive a lease another claim has followed, which would leave two live leases on the task.
-  const endEarlier = db.prepare<[{ taskId: number; now: number }]>(`UPDATE claims SET released_utc = min(expires_utc, @now)
-    WHERE task_id = @taskId AND released_utc IS NULL`);
+  // All have expired when a claim is granted: a lease another claim has followed must never be
+  // live beside it, whatever the clock does next.
+  const endEarlier = db.prepare<[{ taskId: number; now: number }]>(endLeasesOfTask());
   const extend = db.prepare<[{ id: number; expiresUtc: number }]>('UPDATE claims SET expires_utc = @expiresUtc WHERE id = @id');
   const release = db.prepare<[{ id: number; now: number }]>('UPDATE claims SET released_utc = @now WHERE id = @id');
   // Ended a day ago or more: a lease released early still waits for its expiry.

@@ -79,3 +79,12 @@ t.test('RATE-LIMITER: a clock set back keeps the window\'s count and moves its s
   t.same(limiter.current(1, 9_999 - 3_600_000 + 30_000), { remaining: 0, resetSeconds: 30 });
   t.same(limiter.take(1, 9_999 - 3_600_000 + WINDOW), { allowed: true, remaining: 1, resetSeconds: 60 }, 'a new window a window after the step');
 });
+
+t.test('RATE-LIMITER: after a clock set back, windows of clients not seen since still go within a window length', async (t) => {
+  const limiter = new FixedWindowRateLimiter(120);
+  for (let client = 1; client <= 100; client++) limiter.take(client, 3_600_000);
+  t.equal(limiter.size, 100);
+  limiter.take(1_000, 0); // an hour back: a new client's first request sweeps
+  limiter.take(1_001, WINDOW); // a window later, the next sweep
+  t.equal(limiter.size, 1, 'only the client whose window is open now is held');
+});

@@ -381,6 +381,21 @@ t.test('FIXTURE: a live claim ends an expired lease of its task at its expiry, s
     "the API's expired lease is recorded as ended when it expired");
 });
 
+t.test('FIXTURE: an expired claim of the file is seeded as ended, after a live one or on a reload, so no clock set back makes two live leases', async (t) => {
+  const db = freshDb();
+  const now = Date.parse('2026-11-16T10:00:00.000Z');
+  const fixture = baseFixture();
+  const live = { taskId: 11, clientId: 100, token: '5b1e8c3a-2f4d-4a6b-9c8d-7e6f5a4b3c2d', expiresUtc: '2026-11-16T10:10:00.000Z' };
+  const expired = { taskId: 11, clientId: 100, token: '6c2f9d4b-3a5e-4b7c-8d9e-8f7a6b5c4d3e', expiresUtc: '2026-11-16T09:58:00.000Z' };
+  loadFixture(db, { ...fixture, claims: [live, expired] }, { now });
+  const liveAt = (instant: number) => db.prepare('SELECT token FROM claims WHERE task_id = 11 AND released_utc IS NULL AND expires_utc > ?').pluck().all(instant);
+  t.strictSame(liveAt(now - 3 * 60_000), [live.token], 'three minutes back, only the live claim is live');
+  t.equal(db.prepare('SELECT released_utc FROM claims WHERE token = ?').pluck().get(expired.token), Date.parse(expired.expiresUtc), 'ended at its expiry');
+
+  loadFixture(db, { ...fixture, claims: [live, expired] }, { now: now + 1000 });
+  t.strictSame(liveAt(now - 3 * 60_000), [live.token], 'a reload reopens the expired claim only to end it again');
+});
+
 t.test('FIXTURE: a live claim its client could not use displaces no live lease: the file is refused, as before', async (t) => {
   const { db, now, fixture } = baseLoaded();
   const apiToken = leaseAgainThroughApi(db, now);

@@ -110,17 +110,15 @@ export function incomingWork(deps: IncomingDependencies) {
     complete(id: number, input: IncomingCompleteInput, now: number): MutationOutcome {
       const row = existing(id);
       if (row.lifecycle === 'completed') throw new ServiceError('incoming_state_conflict');
-      // Not before its start, should the clock have been set back since the work started.
-      const completedUtc = Math.max(now, row.actualStartUtc ?? now);
       return commit({
         ...incomingUpdate(row),
         lifecycle: 'completed',
-        completedUtc,
+        completedUtc: now,
         // The answer of this completion (none when omitted), never an older one left from before a
         // keepwaiting: the agent evaluates what the human just said.
         response: input.response ?? null,
         responseState: 'responded',
-        respondedAtUtc: completedUtc,
+        respondedAtUtc: now,
       });
     },
   };

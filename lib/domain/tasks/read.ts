@@ -57,13 +57,9 @@ export function taskReads(deps: TaskReadDependencies) {
    * an item still counts as fresh (see `isStale`): the answer read then is the same, only not
    * reused.
    */
-  function freshUntil(items: readonly TaskSourceRow[], now: number): number {
+  function freshUntil(items: readonly TaskSourceRow[]): number {
     let until = Number.POSITIVE_INFINITY;
-    for (const item of items) {
-      if (item.lastAttemptUtc === null) continue;
-      // An attempt after `now` (the clock was set back): the answer is not reused at all.
-      until = Math.min(until, item.lastAttemptUtc > now ? now : item.lastAttemptUtc + deps.sources.maxAgeMs);
-    }
+    for (const item of items) if (item.lastAttemptUtc !== null) until = Math.min(until, item.lastAttemptUtc + deps.sources.maxAgeMs);
     return until;
   }
 
@@ -106,7 +102,7 @@ export function taskReads(deps: TaskReadDependencies) {
         const items = offered.length === 0 ? [] : deps.sources.itemsOf(offered.map((row) => row.id));
         const stale = items.filter(isStale(now));
         const unavailable = new Set(items.filter((item) => item.isAvailable !== 1).map((item) => item.taskId));
-        until = Math.min(until, freshUntil(items, now));
+        until = Math.min(until, freshUntil(items));
         const ids = offered.flatMap((row) => (unavailable.has(row.id) ? [] : [row.id]));
         return { rows: reads.inOfferOrder(ids, now), stale, until };
       };
@@ -130,7 +126,7 @@ export function taskReads(deps: TaskReadDependencies) {
       const listed = rows.length === 0 ? [] : deps.sources.itemsOf(rows.map((row) => row.id));
       const items = [...listed, ...deps.sources.expectingReplies(resource)];
       const stale = items.filter(isStale(now));
-      if (stale.length === 0) return views(principal, rows, false, now, freshUntil(items, now));
+      if (stale.length === 0) return views(principal, rows, false, now, freshUntil(items));
       // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
       return deps.sources.refresh(stale).then(() => views(principal, waiting(), false, now, now));
     },

@@ -106,8 +106,7 @@ export function taskWrites(deps: TaskWriteDependencies) {
         if (status === 'Done') {
           if (row.humanBlocker === 1) throw new ServiceError('task_blocked', 'outstanding human blocker');
           if (unmetPrerequisites) throw new ServiceError('dependency_conflict', 'a prerequisite is not Done');
-          // Not before its start, should the clock have been set back since the task started.
-          completedAt = startedAt !== null && localToEpochMs(startedAt) > now ? startedAt : nowLocal;
+          completedAt = nowLocal;
         }
       }
 
