@@ -33,6 +33,13 @@ function retryDelayMs(attempts: number): number {
 export const CHECK_INTERVAL_MS = 5000;
 
 /**
+ * How long a publication taken for sending stays taken beyond the provider's deadline: time to
+ * record the outcome (a commit, a lock held by another process). A process that dies with it
+ * taken leaves it due again after that (at least once, never lost).
+ */
+const TAKEN_MARGIN_MS = 60_000;
+
+/**
  * Publishes assistance requests to linked sources after the local request is committed
  * (contract 9): the request is valid whether or not the source takes it. Failures are logged and
  * retried later with back-off, driven by later traffic rather than a scheduler.
@@ -41,22 +48,50 @@ export function sourcePublisher(options: PublisherOptions) {
   const { sources, providers, logger } = options;
   let running: Promise<void> | null = null;
   let lastCheck = Number.NEGATIVE_INFINITY;
+  /**
+   * Outcomes the source gave that could not be recorded yet (the database locked by another
+   * process, say): recorded before anything else is sent, so a request the source took is not
+   * sent again and its ref (which replies name) is kept.
+   */
+  const unrecorded: (() => void)[] = [];
+
+  /**
+   * Runs `work` in a transaction of its own, never inside a write batch (rolled back, it would
+   * take a record with it and the request would be published twice), and never once the service
+   * is closed (undefined then): the connection may already serve another service.
+   */
+  function outside<T>(work: () => T): Promise<T | undefined> {
+    return outsideBatch(options.batches, () => (options.closed() ? undefined : work()));
+  }
+
+  /** Records an outcome; false once the service is closed. One that throws is kept for later. */
+  async function recorded(record: () => void): Promise<boolean> {
+    try {
+      return (await outside(() => { record(); return true; })) === true;
+    } catch (error) {
+      unrecorded.push(record);
+      throw error;
+    }
+  }
 
   async function publishDue(): Promise<void> {
+    while (unrecorded.length > 0) {
+      const record = unrecorded.shift() as () => void;
+      if (!(await recorded(record))) return;
+    }
     for (const publication of sources.duePublications(options.clock.now())) {
       // A closed service calls no provider: its connection may already serve another service,
       // which will send what is still due itself.
       if (options.closed()) return;
-      const record = await publish(publication);
-      // Recorded in a transaction of its own, never inside a write batch (rolled back, it would
-      // take the record with it and the request would be published twice), and never once the
-      // service is closed: the connection may already serve another service.
-      const recorded = await outsideBatch(options.batches, () => {
-        if (options.closed()) return false;
-        record();
-        return true;
+      // Taken first, in a write of its own: another process serving the file (or a run of this
+      // one) then leaves it alone, so one request is not posted twice.
+      const taken = await outside(() => {
+        const now = options.clock.now();
+        return sources.takePublication(publication.stageId, publication.generation, now, now + options.timeoutMs + TAKEN_MARGIN_MS);
       });
-      if (!recorded) return;
+      if (taken === undefined) return;
+      if (!taken) continue;
+      if (!(await recorded(await publish(publication)))) return;
     }
   }
 
@@ -146,7 +181,7 @@ export function sourcePublisher(options: PublisherOptions) {
       if (now - lastCheck < CHECK_INTERVAL_MS && now >= lastCheck) return;
       lastCheck = now;
       const next = sources.nextPublicationDue();
-      if (next !== null && next <= now) void start();
+      if (unrecorded.length > 0 || (next !== null && next <= now)) void start();
     },
     /** Resolves when no publication is in flight. */
     idle: (): Promise<void> => running ?? Promise.resolve(),

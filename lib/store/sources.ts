@@ -131,8 +131,14 @@ export function sourceStatements(db: Db) {
     published.run({ stageId, ref: ref ?? '', generation });
     if (ref !== null) recordRef.run({ sourceItemId, ref, stageId });
   });
+  // Never over a success: another process may have published this generation meanwhile.
   const failed = db.prepare<[{ stageId: number; next: number; generation: number }]>(
-    "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId AND generation = @generation");
+    "UPDATE source_publications SET state = 'failed', attempts = attempts + 1, next_attempt_utc = @next WHERE stage_id = @stageId AND generation = @generation AND state <> 'published'");
+  // Taking a due publication moves its next attempt past the send: another process (or a later
+  // run) finds it not due, and it is due again only if no outcome is ever recorded for it.
+  const take = db.prepare<[{ stageId: number; generation: number; now: number; until: number }]>(`
+    UPDATE source_publications SET next_attempt_utc = @until
+     WHERE stage_id = @stageId AND generation = @generation AND state IN ('pending', 'failed') AND next_attempt_utc <= @now`);
   const publication = db.prepare<[number], { stageId: number; sourceItemId: number; externalRef: string | null; pendingMessage: string | null }>(
     `SELECT stage_id AS stageId, source_item_id AS sourceItemId, external_ref AS externalRef, pending_message AS pendingMessage
        FROM source_publications WHERE stage_id = ?`);
@@ -179,6 +185,9 @@ export function sourceStatements(db: Db) {
     markPublished: (stageId: number, sourceItemId: number, ref: string | null, generation: number): void =>
       markPublished.immediate(stageId, sourceItemId, ref, generation),
     markPublishFailed: (stageId: number, next: number, generation: number) => failed.run({ stageId, next, generation }),
+    /** Whether this caller took the due publication (until `until`); false when another did, or it changed. */
+    takePublication: (stageId: number, generation: number, now: number, until: number): boolean =>
+      take.run({ stageId, generation, now, until }).changes === 1,
     nextPublicationDue: () => nextDue.get()?.next ?? null,
     /** The task's first linked source item: where its assistance requests are published. */
     firstSourceOf: (taskId: number) => firstSource.get(taskId)?.id,

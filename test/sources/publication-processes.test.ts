@@ -1,0 +1,126 @@
+import t from 'tap';
+import { harness } from '../helpers/service.js';
+import { baseFixture, TOKENS } from '../helpers/fixture.js';
+import { etagOf, type TapTest } from '../helpers/api.js';
+import type { PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
+import { sourcePublisher } from '../../lib/sources/publisher.js';
+import { sourceStatements, type SourceStatements } from '../../lib/store/sources.js';
+import type { Logger } from '../../lib/logger.js';
+
+/**
+ * Publishing when more than one publisher reads the same queue (two processes serving one file,
+ * each with its own publisher), and when the database refuses to record an outcome for a while
+ * (another process holding the write lock): a request is posted once, and the ref the source
+ * gave is kept.
+ */
+
+const RETRY_MS = 30_000;
+
+/**
+ * A request to publish whose first send failed, so it is due again after the 30 s back-off; the
+ * service's own publisher is then left alone (no request reaches it), and the test's publishers
+ * stand for the processes.
+ */
+async function failedOnce(t: TapTest) {
+  let failing = true;
+  const provider: SourceProvider = {
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: async () => {
+      if (failing) throw new Error('tracker down');
+      return { ref: 'unused' };
+    },
+  };
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+  const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
+    headers: { 'if-match': await etagOf(h, 1) },
+    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
+  });
+  t.equal(created.status, 201);
+  await h.service.idle();
+  failing = false;
+  t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'failed', 'the first send failed');
+  h.clock.advance(RETRY_MS);
+  return h;
+}
+
+/** A publisher over `db` as another process would run one, posting through `provider`. */
+function processPublisher(h: Awaited<ReturnType<typeof failedOnce>>, provider: SourceProvider, sources: SourceStatements, logger: Logger) {
+  return sourcePublisher({
+    sources,
+    providers: new Map([['tracker', provider]]),
+    timeoutMs: 5000,
+    logger,
+    clock: h.clock,
+    inTransaction: () => h.db.inTransaction,
+    batches: { open: false, settled: async () => true },
+    closed: () => false,
+    stop: new AbortController().signal,
+  });
+}
+
+t.test('SOURCES: two publishers reading the same due request (two processes on one file) post it once', async (t) => {
+  const h = await failedOnce(t);
+  const sent: PublishRequest[] = [];
+  const answers: (() => void)[] = [];
+  // Held until both publishers have had their turn: each would have read the queue by then.
+  const provider: SourceProvider = {
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: (_itemId, request) => {
+      sent.push(request);
+      return new Promise((resolve) => answers.push(() => resolve({ ref: `ref-${sent.length}` })));
+    },
+  };
+  const quiet: Logger = { error: () => {}, info: () => {} };
+  const first = processPublisher(h, provider, sourceStatements(h.db), quiet);
+  const second = processPublisher(h, provider, sourceStatements(h.db), quiet);
+  first.kick();
+  second.kick();
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  for (const answer of answers) answer();
+  await Promise.all([first.idle(), second.idle()]);
+  t.equal(sent.length, 1, 'one post');
+  t.strictSame(h.db.prepare('SELECT state, external_ref AS ref FROM source_publications').get(), { state: 'published', ref: 'ref-1' });
+});
+
+t.test('SOURCES: an outcome the database could not record yet is recorded later, and the request is not posted again', async (t) => {
+  const h = await failedOnce(t);
+  let posts = 0;
+  const provider: SourceProvider = {
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: async () => ({ ref: `ref-${(posts += 1)}` }),
+  };
+  const real = sourceStatements(h.db);
+  let locked = true;
+  const sources: SourceStatements = {
+    ...real,
+    markPublished: (...args) => {
+      if (locked) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+      real.markPublished(...args);
+    },
+  };
+  const errors: Record<string, unknown>[] = [];
+  const publisher = processPublisher(h, provider, sources, { error: (entry) => errors.push(entry), info: () => {} });
+  publisher.kick();
+  await publisher.idle();
+  t.equal(posts, 1, 'posted');
+  t.match(errors, [{ message: 'publication run failed' }], 'the failed record is logged');
+
+  locked = false;
+  h.clock.advance(70_000); // past the time a taken publication is held, were its outcome lost
+  publisher.kickIfDue();
+  await publisher.idle();
+  t.equal(posts, 1, 'not posted again');
+  t.strictSame(h.db.prepare('SELECT state, external_ref AS ref FROM source_publications').get(), { state: 'published', ref: 'ref-1' });
+  t.strictSame(h.db.prepare('SELECT external_ref FROM source_publication_refs').pluck().all(), ['ref-1'], 'replies to the first ref find the request');
+});
+
+t.test('SOURCES: a failure recorded after another process published the same request does not undo the success', async (t) => {
+  const h = await failedOnce(t);
+  const row = h.db.prepare('SELECT stage_id AS stageId, generation FROM source_publications').get() as { stageId: number; generation: number };
+  const sources = sourceStatements(h.db);
+  sources.markPublished(row.stageId, 1, 'ref-a', row.generation);
+  sources.markPublishFailed(row.stageId, h.clock.now() + RETRY_MS, row.generation);
+  t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'published');
+});
