@@ -1,7 +1,6 @@
 import t from 'tap';
-import { harness } from '../helpers/service.js';
-import { baseFixture, TOKENS } from '../helpers/fixture.js';
-import { etagOf, type TapTest } from '../helpers/api.js';
+import type { TapTest } from '../helpers/api.js';
+import { askedToPublish } from '../helpers/publishing.js';
 import type { PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
 import { sourcePublisher } from '../../lib/sources/publisher.js';
 import { sourceStatements, type SourceStatements } from '../../lib/store/sources.js';
@@ -30,14 +29,7 @@ async function failedOnce(t: TapTest) {
       return { ref: 'unused' };
     },
   };
-  const fixture = baseFixture();
-  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
-  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
-  const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
-    headers: { 'if-match': await etagOf(h, 1) },
-    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
-  });
-  t.equal(created.status, 201);
+  const h = await askedToPublish(t, provider);
   await h.service.idle();
   failing = false;
   t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'failed', 'the first send failed');

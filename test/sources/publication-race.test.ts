@@ -5,6 +5,7 @@ import { bumpVersion, etagOf, readTask } from '../helpers/api.js';
 import type { ProviderPublication, PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
 import type { TapTest } from '../helpers/api.js';
 import { CHECK_INTERVAL_MS } from '../../lib/sources/publisher.js';
+import { askedToPublish } from '../helpers/publishing.js';
 
 /**
  * Publishing assistance requests to a linked source while other things happen: follow-ups,
@@ -22,14 +23,7 @@ async function publishingWorld(t: TapTest, answerFor?: (request: PublishRequest,
       return answerFor?.(request, sent.length) ?? new Promise((resolve) => { answer = () => resolve({ ref }); });
     },
   };
-  const fixture = baseFixture();
-  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
-  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
-  const created = await h.call('POST', '/api/v1/tasks/1/human-requests', {
-    headers: { 'if-match': await etagOf(h, 1) },
-    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true },
-  });
-  t.equal(created.status, 201);
+  const h = await askedToPublish(t, provider);
   while (sent.length === 0) await new Promise((resolve) => setImmediate(resolve));
   const state = () => h.db.prepare('SELECT state FROM source_publications').pluck().get();
   return { h, sent, state, answer: () => answer?.() };
