@@ -203,6 +203,7 @@ export function createService(options: ServiceOptions): Service {
       // Writes of the open batch are answered 503 and take nothing with them: a Database passed
       // in must not carry this service's open transaction to the next one.
       commits.abandonOpen(new Error('the service was closed'));
+      publisher.settleOnClose();
       servedHandles.delete(db);
       if (servedFile !== undefined && servedFiles.get(servedFile) === db) servedFiles.delete(servedFile);
       if (owned && db.open) db.close();

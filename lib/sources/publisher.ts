@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { callQuietly } from '../quiet-call.js';
 import { outsideBatch, type GroupCommit } from '../store/group-commit.js';
 import type { SourceStatements } from '../store/sources.js';
 import { formatUtc } from '../time/london.js';
@@ -54,6 +55,8 @@ export function sourcePublisher(options: PublisherOptions) {
    * sent again and its ref (which replies name) is kept.
    */
   const unrecorded: (() => void)[] = [];
+  /** The publication this process has taken and not yet recorded an outcome for. */
+  let held: { readonly stageId: number; readonly generation: number; readonly until: number } | null = null;
 
   /**
    * Runs `work` in a transaction of its own, never inside a write batch (rolled back, it would
@@ -87,11 +90,16 @@ export function sourcePublisher(options: PublisherOptions) {
       // one) then leaves it alone, so one request is not posted twice.
       const taken = await outside(() => {
         const now = options.clock.now();
-        return sources.takePublication(publication.stageId, publication.generation, now, now + options.timeoutMs + TAKEN_MARGIN_MS);
+        const until = now + options.timeoutMs + TAKEN_MARGIN_MS;
+        if (!sources.takePublication(publication.stageId, publication.generation, now, until)) return false;
+        held = { stageId: publication.stageId, generation: publication.generation, until };
+        return true;
       });
       if (taken === undefined) return;
       if (!taken) continue;
-      if (!(await recorded(await publish(publication)))) return;
+      const record = await publish(publication);
+      if (!(await recorded(record))) return;
+      held = null;
     }
   }
 
@@ -185,6 +193,20 @@ export function sourcePublisher(options: PublisherOptions) {
     },
     /** Resolves when no publication is in flight. */
     idle: (): Promise<void> => running ?? Promise.resolve(),
+    /**
+     * At close, before the connection is let go: an outcome still unrecorded is recorded, or a
+     * publication still taken (its send cut short) is handed back, so the next service on the
+     * file sends it at once rather than after the hold. Best effort: a database another process
+     * has locked, or a transaction of the embedder's still open, leaves them to the hold.
+     */
+    settleOnClose(): void {
+      if (options.inTransaction()) return;
+      callQuietly(() => {
+        while (unrecorded.length > 0) (unrecorded.shift() as () => void)();
+        if (held !== null) sources.returnPublication(held.stageId, held.generation, held.until, options.clock.now());
+        held = null;
+      });
+    },
   };
 }
 

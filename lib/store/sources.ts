@@ -144,6 +144,9 @@ export function sourceStatements(db: Db) {
        FROM source_publications WHERE stage_id = ?`);
   const firstSource = db.prepare<[number], { id: number }>(
     'SELECT source_item_id AS id FROM task_sources WHERE task_id = ? ORDER BY position LIMIT 1');
+  const giveBack = db.prepare<[{ stageId: number; generation: number; until: number; now: number }]>(`
+    UPDATE source_publications SET next_attempt_utc = @now
+     WHERE stage_id = @stageId AND generation = @generation AND state IN ('pending', 'failed') AND next_attempt_utc = @until`);
   const nextDue = db.prepare<[], { next: number | null }>(
     "SELECT min(next_attempt_utc) AS next FROM source_publications WHERE state IN ('pending', 'failed')");
 
@@ -188,6 +191,10 @@ export function sourceStatements(db: Db) {
     /** Whether this caller took the due publication (until `until`); false when another did, or it changed. */
     takePublication: (stageId: number, generation: number, now: number, until: number): boolean =>
       take.run({ stageId, generation, now, until }).changes === 1,
+    /** Hands a taken publication back, due at `now`, unless something was recorded for it since. */
+    returnPublication: (stageId: number, generation: number, until: number, now: number): void => {
+      giveBack.run({ stageId, generation, until, now });
+    },
     nextPublicationDue: () => nextDue.get()?.next ?? null,
     /** The task's first linked source item: where its assistance requests are published. */
     firstSourceOf: (taskId: number) => firstSource.get(taskId)?.id,

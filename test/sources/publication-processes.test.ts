@@ -5,6 +5,8 @@ import type { PublishRequest, SourceProvider } from '../../lib/sources/provider.
 import { sourcePublisher } from '../../lib/sources/publisher.js';
 import { sourceStatements, type SourceStatements } from '../../lib/store/sources.js';
 import type { Logger } from '../../lib/logger.js';
+import { createService } from '../../lib/service.js';
+import { TOKENS } from '../helpers/fixture.js';
 
 /**
  * Publishing when more than one publisher reads the same queue (two processes serving one file,
@@ -115,4 +117,68 @@ t.test('SOURCES: a failure recorded after another process published the same req
   sources.markPublished(row.stageId, 1, 'ref-a', row.generation);
   sources.markPublishFailed(row.stageId, h.clock.now() + RETRY_MS, row.generation);
   t.equal(h.db.prepare('SELECT state FROM source_publications').pluck().get(), 'published');
+});
+
+/** A provider that posts at once (ref-1, ref-2, ...), counting its posts. */
+function countingProvider() {
+  const provider = {
+    posts: 0,
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: async () => ({ ref: `ref-${(provider.posts += 1)}` }),
+  };
+  return provider;
+}
+
+t.test('SOURCES: a send cut short by close() is handed back: the next service on the file posts it at once, not after the hold', async (t) => {
+  const hanging: SourceProvider = { refresh: async () => ({ title: 'Ticket' }), publish: () => new Promise(() => {}) };
+  const h = await askedToPublish(t, hanging);
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  t.ok(h.db.prepare('SELECT next_attempt_utc FROM source_publications').pluck().get() as number > h.clock.now(), 'taken while it is sent');
+  h.service.close();
+  t.equal(h.db.prepare('SELECT next_attempt_utc FROM source_publications').pluck().get(), h.clock.now(), 'handed back, due now');
+
+  const next = countingProvider();
+  const service = createService({ db: h.db, clock: h.clock, sources: { tracker: next }, logger: { error: () => {} } });
+  t.teardown(() => service.close());
+  await service.handle({ method: 'GET', url: '/api/v1/identity', headers: { authorization: `Bearer ${TOKENS.ada}` } });
+  await service.idle();
+  t.equal(next.posts, 1, 'posted by the next service without waiting');
+});
+
+t.test('SOURCES: a taken publication whose outcome never came (its process died) is sent again after the hold', async (t) => {
+  const h = await failedOnce(t);
+  const sources = sourceStatements(h.db);
+  const row = h.db.prepare('SELECT stage_id AS stageId, generation FROM source_publications').get() as { stageId: number; generation: number };
+  // Another process took it and stopped without a word.
+  t.ok(sources.takePublication(row.stageId, row.generation, h.clock.now(), h.clock.now() + 65_000));
+  const provider = countingProvider();
+  const publisher = processPublisher(h, provider, sources, { error: () => {}, info: () => {} });
+  publisher.kickIfDue();
+  await publisher.idle();
+  t.equal(provider.posts, 0, 'not while it is held');
+  h.clock.advance(65_000);
+  publisher.kickIfDue();
+  await publisher.idle();
+  t.equal(provider.posts, 1, 'sent once the hold is over: at least once, never lost');
+});
+
+t.test('SOURCES: an outcome still unrecorded at close() is recorded then, so the next service does not post it again', async (t) => {
+  const h = await failedOnce(t);
+  const provider = countingProvider();
+  const real = sourceStatements(h.db);
+  let locked = true;
+  const sources: SourceStatements = {
+    ...real,
+    markPublished: (...args) => {
+      if (locked) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+      real.markPublished(...args);
+    },
+  };
+  const publisher = processPublisher(h, provider, sources, { error: () => {}, info: () => {} });
+  publisher.kick();
+  await publisher.idle();
+  locked = false;
+  publisher.settleOnClose();
+  t.strictSame(h.db.prepare('SELECT state, external_ref AS ref FROM source_publications').get(), { state: 'published', ref: 'ref-1' });
+  t.equal(provider.posts, 1);
 });
