@@ -111,15 +111,15 @@ export function createService(options: ServiceOptions): Service {
     snapshots,
     claimSources: {
       retryAfterSeconds: Math.max(1, Math.ceil(resolved.sourceMaxAgeMs / 1000)),
-      refreshTask(taskId, organisationId) {
+      refreshTask(taskId) {
         const items = sources.ofTasks([taskId]);
         if (items.length === 0) return null;
         return refresh(items).then((result) => ({
           failed: items.some((item) => result.failedItems.has(item.id)),
           changed: result.changedTasks.has(taskId),
-          bumped: result.bumpedOrganisations.has(organisationId),
         }));
       },
+      versionAfterRepliesSince: (organisationId, version) => refresher.versionAfterRepliesSince(organisationId, version),
     },
     tasks: taskReads({
       sources: {

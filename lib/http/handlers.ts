@@ -26,20 +26,20 @@ import type { Clock } from '../time/clock.js';
 
 /** The linked sources a claim refreshes first (contract 9). */
 export interface ClaimSources {
+  /** Refreshes every source of the task; resolves to whether any failed and whether the task's facts changed. */
+  refreshTask(taskId: number): Promise<{ failed: boolean; changed: boolean }> | null;
   /**
-   * Refreshes every source of the task; resolves to whether any failed, whether the task's facts
-   * changed, and whether the refresh bumped the organisation's workspace version (it does when it
-   * records anything, a reply to another request included).
+   * The organisation's version if every step to it since `version` recorded replies alone (a
+   * refresh's, this claim's or a list's sharing its provider answer); otherwise null.
    */
-  refreshTask(taskId: number, organisationId: number): Promise<{ failed: boolean; changed: boolean; bumped: boolean }> | null;
+  versionAfterRepliesSince(organisationId: number, version: number): number | null;
   /** `Retry-After` of a 503 source_unavailable: how long the offer list counts the failure. */
   readonly retryAfterSeconds: number;
 }
 
-/** The request as if its If-Match named the version the claim's own refresh moved to. */
-function withIfMatchAfterRefresh(request: WriteRequest): WriteRequest {
-  const etag = taskIfMatch(request.headers.get('if-match'));
-  const moved = taskEtag(etag.taskId, etag.version + 1);
+/** The request as if its If-Match named `version`, to which only recorded replies moved it. */
+function withIfMatchAt(request: WriteRequest, etag: { taskId: number }, version: number): WriteRequest {
+  const moved = taskEtag(etag.taskId, version);
   return {
     ...request,
     headers: { get: (name) => (name.toLowerCase() === 'if-match' ? moved : request.headers.get(name)) },
@@ -158,9 +158,11 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
     const request = writeRequest(context);
     const replay = mutations.check(request, () => claims.assertClaimable(context.principal, context.id, context.now));
     if (replay !== null) return replay;
-    const refreshed = claimSources.refreshTask(context.id, context.principal.organisationId);
+    const refreshed = claimSources.refreshTask(context.id);
     if (refreshed === null) return mutations.run(request, () => claims.claim(context.principal, context.id, context.now));
-    return refreshed.then(({ failed, changed, bumped }) => {
+    // The dry run found it current: the version the claim started from.
+    const ifMatch = taskIfMatch(request.headers.get('if-match'));
+    return refreshed.then(({ failed, changed }) => {
       // The lease runs 15 minutes from when it is granted, not from when the request came in.
       const now = clock.now();
       const granted = { ...request, now };
@@ -170,9 +172,10 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
       if (failed) throw new ServiceError('source_unavailable', undefined, { 'retry-after': String(claimSources.retryAfterSeconds) });
       if (changed) throw new ServiceError('source_context_changed');
       // A reply alone does not refuse a claim (contract 9), yet recording it moved the version
-      // the client's If-Match named. Accept exactly that one step; any other write meanwhile
-      // still makes the If-Match stale.
-      return mutations.run(bumped ? withIfMatchAfterRefresh(granted) : granted, acquire);
+      // the client's If-Match named: accept the steps made by recorded replies alone, whichever
+      // refresh recorded them. Any other write meanwhile still makes the If-Match stale.
+      const moved = claimSources.versionAfterRepliesSince(context.principal.organisationId, ifMatch.version);
+      return mutations.run(moved === null ? granted : withIfMatchAt(granted, ifMatch, moved), acquire);
     });
   };
 

@@ -44,12 +44,17 @@ export interface RefreshResult {
   readonly failedItems: ReadonlySet<number>;
   /** Tasks for which this refresh recorded a source change (facts that changed). */
   readonly changedTasks: ReadonlySet<number>;
-  /**
-   * Organisations whose workspace version this refresh bumped (once each) because it recorded a
-   * change or a reply. A claim needs this: its If-Match was checked before the refresh, and a
-   * reply alone must not refuse it.
-   */
+  /** Organisations whose workspace version this refresh bumped (once each): it recorded a change or a reply. */
   readonly bumpedOrganisations: ReadonlySet<number>;
+}
+
+/** Reply-only versions remembered per organisation: more steps than this refuse a claim anyway. */
+const REPLY_VERSIONS_KEPT = 64;
+
+/** A workspace version a refresh reached by recording replies alone. */
+interface ReplyOnlyStep {
+  readonly organisationId: number;
+  readonly version: number;
 }
 
 type Outcome = { readonly item: SourceItemRow; readonly snapshot: SourceSnapshot | null };
@@ -117,13 +122,31 @@ export function sourceRefresher(options: RefreshOptions) {
     return shared;
   }
 
-  const apply = db.transaction((outcomes: readonly Outcome[], now: number): RefreshResult => {
+  /**
+   * Per organisation, workspace versions that a refresh reached by recording replies alone (no
+   * change of facts), newest last. A claim's If-Match was checked before its refresh; a reply
+   * alone must not refuse it (contract 9), whichever refresh (its own, or a list's sharing the
+   * same provider answer) recorded it.
+   */
+  const replyOnlyVersions = new Map<number, number[]>();
+  function rememberReplyOnly({ organisationId, version }: ReplyOnlyStep): void {
+    let versions = replyOnlyVersions.get(organisationId);
+    if (versions === undefined) {
+      versions = [];
+      replyOnlyVersions.set(organisationId, versions);
+    }
+    versions.push(version);
+    if (versions.length > REPLY_VERSIONS_KEPT) versions.shift();
+  }
+
+  const apply = db.transaction((outcomes: readonly Outcome[], now: number): RefreshResult & { replyOnly: ReplyOnlyStep[] } => {
     const failedItems = new Set<number>();
     const changedTasks = new Set<number>();
     const activationTasks = new Set<number>();
     /** Tasks whose history grew: trimmed once the refresh has recorded everything. */
     const historyTasks = new Set<number>();
     const touchedOrganisations = new Set<number>();
+    const factsChangedIn = new Set<number>();
     for (const { item: seen, snapshot } of outcomes) {
       if (snapshot === null) {
         sources.recordFailure(seen.id, now);
@@ -147,6 +170,7 @@ export function sourceRefresher(options: RefreshOptions) {
           activationTasks.add(taskId);
         }
         touchedOrganisations.add(item.organisationId);
+        factsChangedIn.add(item.organisationId);
       }
       let newReplies = 0;
       for (const reply of snapshot.replies) {
@@ -173,7 +197,10 @@ export function sourceRefresher(options: RefreshOptions) {
     }
     for (const taskId of historyTasks) sources.trimHistory(taskId);
     for (const organisationId of touchedOrganisations) organisations.bumpWorkspaceVersion(organisationId);
-    return { failedItems, changedTasks, bumpedOrganisations: touchedOrganisations };
+    // Read inside the transaction: the version this refresh's own step reached.
+    const replyOnly = [...touchedOrganisations].filter((organisationId) => !factsChangedIn.has(organisationId))
+      .map((organisationId) => ({ organisationId, version: organisations.workspaceVersion(organisationId) }));
+    return { failedItems, changedTasks, bumpedOrganisations: touchedOrganisations, replyOnly };
   });
 
   return {
@@ -194,8 +221,24 @@ export function sourceRefresher(options: RefreshOptions) {
       return outsideBatch(options.batches, () => {
         // The service may have been closed while the providers answered: its connection is not to be written.
         if (options.closed()) throw new Error('the service was closed during a source refresh');
-        return apply.immediate(outcomes, now());
+        const { replyOnly, ...result } = apply.immediate(outcomes, now());
+        // Committed: only now may a claim count on these versions.
+        for (const organisationId of replyOnly) rememberReplyOnly(organisationId);
+        return result;
       });
+    },
+
+    /**
+     * The organisation's workspace version if every step to it since `version` was a refresh
+     * recording replies alone in this process; null otherwise (or when there was no step). A
+     * claim whose If-Match named `version` before its refresh is then judged as if it named this.
+     */
+    versionAfterRepliesSince(organisationId: number, version: number): number | null {
+      const current = organisations.workspaceVersion(organisationId);
+      if (current <= version) return null;
+      const replies = replyOnlyVersions.get(organisationId) ?? [];
+      for (let step = version + 1; step <= current; step += 1) if (!replies.includes(step)) return null;
+      return current;
     },
   };
 }

@@ -196,6 +196,21 @@ t.test('SOURCES: a reply alone does not refuse a claim', async (t) => {
   t.equal(task.externalChanges[0].kind, 'reply');
 });
 
+t.test('SOURCES: a reply recorded by a waiting-list poll running beside the claim does not refuse the claim either', async (t) => {
+  const { h, stub, ref } = await published(t);
+  await h.call('GET', `${API}/tasks/available`);
+  const etag = await etagOf(h, 1);
+  stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace', text: 'Done' });
+  h.clock.advance(PAST_MAX_AGE_MS);
+  // Both ask T-1 in the same turn and share its answer; the poll, first, records the reply.
+  const poll = h.call('GET', `${API}/tasks/waiting`);
+  const claim = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
+  const [polled, claimed] = await Promise.all([poll, claim]);
+  t.equal(polled.status, 200);
+  t.equal(claimed.status, 200, `the claim got its lease (${claimed.json?.code ?? ''})`);
+  t.equal((await readTask(h, 1)).externalChanges.length, 1, 'the reply was recorded once');
+});
+
 t.test('SOURCES: without human-requests:read a reply change shows response and author as null', async (t) => {
   const { h, stub, ref } = await published(t);
   stub.addReply('T-1', { id: 'r', inReplyTo: ref, author: 'Grace', text: 'Secret answer' });
