@@ -25,7 +25,7 @@ import { calendarStatements } from './store/calendars.js';
 import { claimStatements } from './store/claims.js';
 import { clientStatements } from './store/clients.js';
 import { fileIdentity } from './store/files.js';
-import { databaseFileCheck, mainFile, openDatabase, type Db } from './store/open.js';
+import { databaseFileCheck, mainFile, openDatabase, withoutBusyWait, type Db } from './store/open.js';
 import { organisationStatements } from './store/organisations.js';
 import { assistanceStatements } from './store/assistance.js';
 import { receiptStatements } from './store/receipts.js';
@@ -119,7 +119,7 @@ export function createService(options: ServiceOptions): Service {
           changed: result.changedTasks.has(taskId),
         }));
       },
-      versionAfterRepliesSince: (organisationId, version) => refresher.versionAfterRepliesSince(organisationId, version),
+      refreshedSince: (organisationId, version) => refresher.refreshedSince(organisationId, version),
     },
     tasks: taskReads({
       sources: {
@@ -203,7 +203,8 @@ export function createService(options: ServiceOptions): Service {
       // Writes of the open batch are answered 503 and take nothing with them: a Database passed
       // in must not carry this service's open transaction to the next one.
       commits.abandonOpen(new Error('the service was closed'));
-      publisher.settleOnClose();
+      // Without waiting on another process's lock: close() must not hold the host for the busy timeout.
+      withoutBusyWait(db, () => publisher.settleOnClose());
       servedHandles.delete(db);
       if (servedFile !== undefined && servedFiles.get(servedFile) === db) servedFiles.delete(servedFile);
       if (owned && db.open) db.close();

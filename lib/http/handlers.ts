@@ -29,10 +29,10 @@ export interface ClaimSources {
   /** Refreshes every source of the task; resolves to whether any failed and whether the task's facts changed. */
   refreshTask(taskId: number): Promise<{ failed: boolean; changed: boolean }> | null;
   /**
-   * The organisation's version if every step to it since `version` recorded replies alone (a
-   * refresh's, this claim's or a list's sharing its provider answer); otherwise null.
+   * The organisation's version and the tasks whose facts were recorded as changed, if every step
+   * to it since `version` was a refresh of this process (this claim's, or any other's); else null.
    */
-  versionAfterRepliesSince(organisationId: number, version: number): number | null;
+  refreshedSince(organisationId: number, version: number): { version: number; changedTasks: ReadonlySet<number> } | null;
   /** `Retry-After` of a 503 source_unavailable: how long the offer list counts the failure. */
   readonly retryAfterSeconds: number;
 }
@@ -170,12 +170,14 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
       // The client and its assignment were checked before the refresh; either may have gone since.
       context.reverify();
       if (failed) throw new ServiceError('source_unavailable', undefined, { 'retry-after': String(claimSources.retryAfterSeconds) });
-      if (changed) throw new ServiceError('source_context_changed');
-      // A reply alone does not refuse a claim (contract 9), yet recording it moved the version
-      // the client's If-Match named: accept the steps made by recorded replies alone, whichever
-      // refresh recorded them. Any other write meanwhile still makes the If-Match stale.
-      const moved = claimSources.versionAfterRepliesSince(context.principal.organisationId, ifMatch.version);
-      return mutations.run(moved === null ? granted : withIfMatchAt(granted, ifMatch, moved), acquire);
+      // What refreshes recorded since the If-Match was checked: whichever recorded it (this
+      // claim's, or a list's that shared the source's answer and applied it first), a change of
+      // the task's facts is the claim's 409, and a reply alone refuses nothing (contract 9),
+      // though it moved the version the If-Match named. Any other write meanwhile (a change of
+      // another task's facts included) still makes the If-Match stale.
+      const since = claimSources.refreshedSince(context.principal.organisationId, ifMatch.version);
+      if (changed || since?.changedTasks.has(context.id) === true) throw new ServiceError('source_context_changed');
+      return mutations.run(since !== null && since.changedTasks.size === 0 ? withIfMatchAt(granted, ifMatch, since.version) : granted, acquire);
     });
   };
 

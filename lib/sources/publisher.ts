@@ -50,11 +50,12 @@ export function sourcePublisher(options: PublisherOptions) {
   let running: Promise<void> | null = null;
   let lastCheck = Number.NEGATIVE_INFINITY;
   /**
-   * Outcomes the source gave that could not be recorded yet (the database locked by another
-   * process, say): recorded before anything else is sent, so a request the source took is not
-   * sent again and its ref (which replies name) is kept.
+   * Outcomes the source gave and not yet recorded: one waiting for a write batch to end, or one
+   * the database refused (locked by another process, say). Recorded before anything else is
+   * sent, or by close(), so a request the source took is not sent again and its ref (which
+   * replies name) is kept.
    */
-  const unrecorded: (() => void)[] = [];
+  const unrecorded = new Set<() => void>();
   /** The publication this process has taken and not yet recorded an outcome for. */
   let held: { readonly stageId: number; readonly generation: number; readonly until: number } | null = null;
 
@@ -67,21 +68,15 @@ export function sourcePublisher(options: PublisherOptions) {
     return outsideBatch(options.batches, () => (options.closed() ? undefined : work()));
   }
 
-  /** Records an outcome; false once the service is closed. One that throws is kept for later. */
-  async function recorded(record: () => void): Promise<boolean> {
-    try {
-      return (await outside(() => { record(); return true; })) === true;
-    } catch (error) {
-      unrecorded.push(record);
-      throw error;
-    }
+  /** Writes an unrecorded outcome; false once the service is closed. One that throws stays unrecorded. */
+  async function write(record: () => void): Promise<boolean> {
+    if ((await outside(() => { record(); return true; })) !== true) return false;
+    unrecorded.delete(record);
+    return true;
   }
 
   async function publishDue(): Promise<void> {
-    while (unrecorded.length > 0) {
-      const record = unrecorded.shift() as () => void;
-      if (!(await recorded(record))) return;
-    }
+    for (const record of [...unrecorded]) if (!(await write(record))) return;
     for (const publication of sources.duePublications(options.clock.now())) {
       // A closed service calls no provider: its connection may already serve another service,
       // which will send what is still due itself.
@@ -97,9 +92,13 @@ export function sourcePublisher(options: PublisherOptions) {
       });
       if (taken === undefined) return;
       if (!taken) continue;
-      const record = await publish(publication);
-      if (!(await recorded(record))) return;
-      held = null;
+      const outcome = await publish(publication);
+      const record = (): void => {
+        outcome();
+        if (held?.stageId === publication.stageId && held.generation === publication.generation) held = null;
+      };
+      unrecorded.add(record);
+      if (!(await write(record))) return;
     }
   }
 
@@ -189,20 +188,24 @@ export function sourcePublisher(options: PublisherOptions) {
       if (now - lastCheck < CHECK_INTERVAL_MS && now >= lastCheck) return;
       lastCheck = now;
       const next = sources.nextPublicationDue();
-      if (unrecorded.length > 0 || (next !== null && next <= now)) void start();
+      if (unrecorded.size > 0 || (next !== null && next <= now)) void start();
     },
     /** Resolves when no publication is in flight. */
     idle: (): Promise<void> => running ?? Promise.resolve(),
     /**
-     * At close, before the connection is let go: an outcome still unrecorded is recorded, or a
-     * publication still taken (its send cut short) is handed back, so the next service on the
-     * file sends it at once rather than after the hold. Best effort: a database another process
-     * has locked, or a transaction of the embedder's still open, leaves them to the hold.
+     * At close, once no batch is open and before the connection is let go: outcomes still
+     * unrecorded are recorded, and a publication still taken (its send cut short) is handed back,
+     * so the next service on the file sends it at once rather than after the hold. Best effort:
+     * a transaction of the embedder's still open, or a database another process has locked (the
+     * caller does not wait for it), leaves them to the hold.
      */
     settleOnClose(): void {
       if (options.inTransaction()) return;
       callQuietly(() => {
-        while (unrecorded.length > 0) (unrecorded.shift() as () => void)();
+        for (const record of [...unrecorded]) {
+          record();
+          unrecorded.delete(record);
+        }
         if (held !== null) sources.returnPublication(held.stageId, held.generation, held.until, options.clock.now());
         held = null;
       });

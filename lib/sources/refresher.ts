@@ -48,13 +48,14 @@ export interface RefreshResult {
   readonly bumpedOrganisations: ReadonlySet<number>;
 }
 
-/** Reply-only versions remembered per organisation: more steps than this refuse a claim anyway. */
-const REPLY_VERSIONS_KEPT = 64;
+/** Refresh steps remembered per organisation: a claim more steps behind than this is refused anyway. */
+const REFRESH_STEPS_KEPT = 64;
 
-/** A workspace version a refresh reached by recording replies alone. */
-interface ReplyOnlyStep {
+/** A workspace version a committed refresh reached, and the tasks whose facts it recorded as changed (none: replies alone). */
+interface RefreshStep {
   readonly organisationId: number;
   readonly version: number;
+  readonly changedTasks: readonly number[];
 }
 
 type Outcome = { readonly item: SourceItemRow; readonly snapshot: SourceSnapshot | null };
@@ -123,30 +124,31 @@ export function sourceRefresher(options: RefreshOptions) {
   }
 
   /**
-   * Per organisation, workspace versions that a refresh reached by recording replies alone (no
-   * change of facts), newest last. A claim's If-Match was checked before its refresh; a reply
-   * alone must not refuse it (contract 9), whichever refresh (its own, or a list's sharing the
+   * Per organisation, the workspace versions this process's committed refreshes reached, newest
+   * last. A claim's If-Match was checked before its refresh; what a refresh records meanwhile is
+   * the source's news, not a write: a reply alone must not refuse the claim (contract 9), and a
+   * change of the task's facts is a 409, whichever refresh (its own, or a list's sharing the
    * same provider answer) recorded it.
    */
-  const replyOnlyVersions = new Map<number, number[]>();
-  function rememberReplyOnly({ organisationId, version }: ReplyOnlyStep): void {
-    let versions = replyOnlyVersions.get(organisationId);
-    if (versions === undefined) {
-      versions = [];
-      replyOnlyVersions.set(organisationId, versions);
+  const refreshSteps = new Map<number, RefreshStep[]>();
+  function remember(step: RefreshStep): void {
+    let steps = refreshSteps.get(step.organisationId);
+    if (steps === undefined) {
+      steps = [];
+      refreshSteps.set(step.organisationId, steps);
     }
-    versions.push(version);
-    if (versions.length > REPLY_VERSIONS_KEPT) versions.shift();
+    steps.push(step);
+    if (steps.length > REFRESH_STEPS_KEPT) steps.shift();
   }
 
-  const apply = db.transaction((outcomes: readonly Outcome[], now: number): RefreshResult & { replyOnly: ReplyOnlyStep[] } => {
+  const apply = db.transaction((outcomes: readonly Outcome[], now: number): RefreshResult & { steps: RefreshStep[] } => {
     const failedItems = new Set<number>();
     const changedTasks = new Set<number>();
     const activationTasks = new Set<number>();
     /** Tasks whose history grew: trimmed once the refresh has recorded everything. */
     const historyTasks = new Set<number>();
     const touchedOrganisations = new Set<number>();
-    const factsChangedIn = new Set<number>();
+    const changedByOrganisation = new Map<number, number[]>();
     for (const { item: seen, snapshot } of outcomes) {
       if (snapshot === null) {
         sources.recordFailure(seen.id, now);
@@ -168,9 +170,9 @@ export function sourceRefresher(options: RefreshOptions) {
           });
           changedTasks.add(taskId);
           activationTasks.add(taskId);
+          changedByOrganisation.set(item.organisationId, [...(changedByOrganisation.get(item.organisationId) ?? []), taskId]);
         }
         touchedOrganisations.add(item.organisationId);
-        factsChangedIn.add(item.organisationId);
       }
       let newReplies = 0;
       for (const reply of snapshot.replies) {
@@ -198,9 +200,10 @@ export function sourceRefresher(options: RefreshOptions) {
     for (const taskId of historyTasks) sources.trimHistory(taskId);
     for (const organisationId of touchedOrganisations) organisations.bumpWorkspaceVersion(organisationId);
     // Read inside the transaction: the version this refresh's own step reached.
-    const replyOnly = [...touchedOrganisations].filter((organisationId) => !factsChangedIn.has(organisationId))
-      .map((organisationId) => ({ organisationId, version: organisations.workspaceVersion(organisationId) }));
-    return { failedItems, changedTasks, bumpedOrganisations: touchedOrganisations, replyOnly };
+    const steps = [...touchedOrganisations].map((organisationId) => ({
+      organisationId, version: organisations.workspaceVersion(organisationId), changedTasks: changedByOrganisation.get(organisationId) ?? [],
+    }));
+    return { failedItems, changedTasks, bumpedOrganisations: touchedOrganisations, steps };
   });
 
   return {
@@ -221,24 +224,29 @@ export function sourceRefresher(options: RefreshOptions) {
       return outsideBatch(options.batches, () => {
         // The service may have been closed while the providers answered: its connection is not to be written.
         if (options.closed()) throw new Error('the service was closed during a source refresh');
-        const { replyOnly, ...result } = apply.immediate(outcomes, now());
+        const { steps, ...result } = apply.immediate(outcomes, now());
         // Committed: only now may a claim count on these versions.
-        for (const organisationId of replyOnly) rememberReplyOnly(organisationId);
+        for (const step of steps) remember(step);
         return result;
       });
     },
 
     /**
-     * The organisation's workspace version if every step to it since `version` was a refresh
-     * recording replies alone in this process; null otherwise (or when there was no step). A
-     * claim whose If-Match named `version` before its refresh is then judged as if it named this.
+     * The organisation's workspace version and the tasks whose facts were recorded as changed, if
+     * every step to that version since `version` was a committed refresh of this process; null
+     * otherwise (a write, another process's commit), or when there was no step.
      */
-    versionAfterRepliesSince(organisationId: number, version: number): number | null {
+    refreshedSince(organisationId: number, version: number): { version: number; changedTasks: ReadonlySet<number> } | null {
       const current = organisations.workspaceVersion(organisationId);
       if (current <= version) return null;
-      const replies = replyOnlyVersions.get(organisationId) ?? [];
-      for (let step = version + 1; step <= current; step += 1) if (!replies.includes(step)) return null;
-      return current;
+      const steps = refreshSteps.get(organisationId) ?? [];
+      const changedTasks = new Set<number>();
+      for (let reached = version + 1; reached <= current; reached += 1) {
+        const step = steps.find((candidate) => candidate.version === reached);
+        if (step === undefined) return null;
+        for (const taskId of step.changedTasks) changedTasks.add(taskId);
+      }
+      return { version: current, changedTasks };
     },
   };
 }

@@ -24,6 +24,9 @@ const prepared = new WeakSet<Db>();
 /** What a checkpoint leaves of a WAL file: some four times what normal traffic keeps in it. */
 const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
+/** How long a statement waits for another connection's lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
 /** A bare connection to a file, nothing set up yet: for `openDatabase` to adopt. */
 export function openConnection(file: string): Db {
   return new Database(file);
@@ -52,7 +55,7 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
       // remove, which would keep the database refused once its mode is put right.
       assertWritable(handle);
       handle.pragma('foreign_keys = ON');
-      handle.pragma('busy_timeout = 5000');
+      handle.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       handle.pragma('synchronous = FULL');
     }
     migrate(handle, schemaSql());
@@ -196,4 +199,20 @@ export function isDatabase(value: unknown): value is Db {
     typeof candidate.transaction === 'function' &&
     candidate.open === true
   );
+}
+
+/**
+ * Runs `work` with the connection's busy timeout at zero, then puts it back: for best-effort
+ * writes that must not wait (a closing service's). A locked database then fails at once.
+ */
+export function withoutBusyWait(db: Db, work: () => void): void {
+  // An embedder may have closed a Database it passed in before closing the service.
+  if (!db.open) return;
+  const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma('busy_timeout = 0');
+  try {
+    work();
+  } finally {
+    db.pragma(`busy_timeout = ${timeout}`);
+  }
 }

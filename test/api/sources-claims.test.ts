@@ -88,6 +88,30 @@ t.test('SOURCES: a claim that finds changed facts records the change and gives 4
   t.equal(again.status, 200, 'the re-read agent may claim on the new facts');
 });
 
+
+t.test('SOURCES: a claim whose changed facts an offer list running beside it recorded first still gives 409 source_context_changed', async (t) => {
+  const { h, stub } = await sourceWorld(t);
+  await h.call('GET', `${API}/tasks/available`);
+  const etag = await etagOf(h, 1);
+  stub.setItem('T-1', { title: 'Tracker one, renamed' });
+  h.clock.advance(15_001);
+  // The list asks T-1 first, and the claim while that call is held: they share the answer, and
+  // the list, first, records the change.
+  let open = (): void => undefined;
+  stub.failRefresh('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
+  const list = h.call('GET', `${API}/tasks/available`);
+  for (let turn = 0; turn < 1000 && stub.gets('T-1').length < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  t.equal(stub.gets('T-1').length, 2, 'the list is asking T-1');
+  const claiming = claim(h, 1, etag);
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  open();
+  const claimed = await claiming;
+  t.equal((await list).status, 200);
+  t.equal(stub.gets('T-1').length, 2, 'the claim shared the list\'s call');
+  expectProblem(t, claimed, 'source_context_changed', 'the change is the claim\'s news too, not a stale If-Match');
+  t.equal(leases(h, 1), 0, 'no lease');
+  t.equal((await readTask(h, 1)).externalChanges.length, 1, 'recorded once');
+});
 t.test('SOURCES: claim checks Done, blocked, not runnable and live lease come before the source refresh', async (t) => {
   const fixture = baseFixture();
   const { h, stub } = await sourceWorld(t, {

@@ -202,11 +202,19 @@ t.test('SOURCES: a reply recorded by a waiting-list poll running beside the clai
   const etag = await etagOf(h, 1);
   stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace', text: 'Done' });
   h.clock.advance(PAST_MAX_AGE_MS);
-  // Both ask T-1 in the same turn and share its answer; the poll, first, records the reply.
+  // The poll asks T-1 first, and the claim while that call is held: they share the answer, and
+  // the poll, first, records the reply.
+  let open = (): void => undefined;
+  stub.failRefresh('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
+  const asked = stub.gets('T-1').length;
   const poll = h.call('GET', `${API}/tasks/waiting`);
+  for (let turn = 0; turn < 1000 && stub.gets('T-1').length === asked; turn += 1) await new Promise((resolve) => setImmediate(resolve));
   const claim = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  open();
   const [polled, claimed] = await Promise.all([poll, claim]);
   t.equal(polled.status, 200);
+  t.equal(stub.gets('T-1').length, asked + 1, 'the claim shared the poll\'s call');
   t.equal(claimed.status, 200, `the claim got its lease (${claimed.json?.code ?? ''})`);
   t.equal((await readTask(h, 1)).externalChanges.length, 1, 'the reply was recorded once');
 });

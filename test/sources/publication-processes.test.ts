@@ -1,12 +1,18 @@
 import t from 'tap';
-import type { TapTest } from '../helpers/api.js';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { etagOf, type TapTest } from '../helpers/api.js';
 import { askedToPublish } from '../helpers/publishing.js';
 import type { PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
 import { sourcePublisher } from '../../lib/sources/publisher.js';
 import { sourceStatements, type SourceStatements } from '../../lib/store/sources.js';
 import type { Logger } from '../../lib/logger.js';
 import { createService } from '../../lib/service.js';
-import { TOKENS } from '../helpers/fixture.js';
+import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
+import { loadFixture } from '../../lib/fixtures/load.js';
+import { manualClock } from '../../lib/time/clock.js';
 
 /**
  * Publishing when more than one publisher reads the same queue (two processes serving one file,
@@ -54,6 +60,20 @@ function processPublisher(h: Awaited<ReturnType<typeof failedOnce>>, provider: S
   });
 }
 
+/** The statements over `h.db`, except that recording a success fails as a locked database does until `unlock()`. */
+function recordsLocked(h: Awaited<ReturnType<typeof failedOnce>>): { sources: SourceStatements; unlock: () => void } {
+  const real = sourceStatements(h.db);
+  let locked = true;
+  const sources: SourceStatements = {
+    ...real,
+    markPublished: (...args) => {
+      if (locked) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+      real.markPublished(...args);
+    },
+  };
+  return { sources, unlock: () => { locked = false; } };
+}
+
 t.test('SOURCES: two publishers reading the same due request (two processes on one file) post it once', async (t) => {
   const h = await failedOnce(t);
   const sent: PublishRequest[] = [];
@@ -80,32 +100,20 @@ t.test('SOURCES: two publishers reading the same due request (two processes on o
 
 t.test('SOURCES: an outcome the database could not record yet is recorded later, and the request is not posted again', async (t) => {
   const h = await failedOnce(t);
-  let posts = 0;
-  const provider: SourceProvider = {
-    refresh: async () => ({ title: 'Ticket' }),
-    publish: async () => ({ ref: `ref-${(posts += 1)}` }),
-  };
-  const real = sourceStatements(h.db);
-  let locked = true;
-  const sources: SourceStatements = {
-    ...real,
-    markPublished: (...args) => {
-      if (locked) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-      real.markPublished(...args);
-    },
-  };
+  const provider = countingProvider();
+  const { sources, unlock } = recordsLocked(h);
   const errors: Record<string, unknown>[] = [];
   const publisher = processPublisher(h, provider, sources, { error: (entry) => errors.push(entry), info: () => {} });
   publisher.kick();
   await publisher.idle();
-  t.equal(posts, 1, 'posted');
+  t.equal(provider.posts, 1, 'posted');
   t.match(errors, [{ message: 'publication run failed' }], 'the failed record is logged');
 
-  locked = false;
+  unlock();
   h.clock.advance(70_000); // past the time a taken publication is held, were its outcome lost
   publisher.kickIfDue();
   await publisher.idle();
-  t.equal(posts, 1, 'not posted again');
+  t.equal(provider.posts, 1, 'not posted again');
   t.strictSame(h.db.prepare('SELECT state, external_ref AS ref FROM source_publications').get(), { state: 'published', ref: 'ref-1' });
   t.strictSame(h.db.prepare('SELECT external_ref FROM source_publication_refs').pluck().all(), ['ref-1'], 'replies to the first ref find the request');
 });
@@ -165,20 +173,72 @@ t.test('SOURCES: a taken publication whose outcome never came (its process died)
 t.test('SOURCES: an outcome still unrecorded at close() is recorded then, so the next service does not post it again', async (t) => {
   const h = await failedOnce(t);
   const provider = countingProvider();
-  const real = sourceStatements(h.db);
-  let locked = true;
-  const sources: SourceStatements = {
-    ...real,
-    markPublished: (...args) => {
-      if (locked) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-      real.markPublished(...args);
-    },
-  };
+  const { sources, unlock } = recordsLocked(h);
   const publisher = processPublisher(h, provider, sources, { error: () => {}, info: () => {} });
   publisher.kick();
   await publisher.idle();
-  locked = false;
+  unlock();
   publisher.settleOnClose();
   t.strictSame(h.db.prepare('SELECT state, external_ref AS ref FROM source_publications').get(), { state: 'published', ref: 'ref-1' });
   t.equal(provider.posts, 1);
+});
+
+t.test('SOURCES: close() does not wait on another process\'s lock to hand a request back: it leaves it to the hold', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wta-publish-close-'));
+  const path = join(dir, 'service.db');
+  const clock = manualClock(TEST_NOW);
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const seed = new Database(path);
+  loadFixture(seed, fixture, { now: clock.now() });
+  seed.close();
+  const db = new Database(path);
+  const hanging: SourceProvider = { refresh: async () => ({ title: 'Ticket' }), publish: () => new Promise(() => {}) };
+  const service = createService({ db, clock, sources: { tracker: hanging }, logger: { error: () => {} } });
+  const other = new Database(path);
+  t.teardown(() => {
+    other.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const authorization = `Bearer ${TOKENS.ada}`;
+  const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers: { authorization } });
+  const created = await service.handle({
+    method: 'POST', url: '/api/v1/tasks/1/human-requests',
+    headers: { authorization, 'if-match': read.headers['etag'] as string, 'content-type': 'application/json' },
+    body: JSON.stringify({ humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, publishExternally: true }),
+  });
+  t.equal(created.status, 201);
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  const heldUntil = db.prepare('SELECT next_attempt_utc FROM source_publications').pluck().get() as number;
+  t.ok(heldUntil > clock.now(), 'taken while it is sent');
+
+  other.exec('BEGIN IMMEDIATE');
+  const started = performance.now();
+  service.close();
+  const took = performance.now() - started;
+  other.exec('ROLLBACK');
+  // The busy timeout is 5 s: a close() that waited on the lock would take that long.
+  t.ok(took < 2500, `close() did not wait for the lock (${Math.round(took)} ms)`);
+  t.equal(db.prepare('SELECT next_attempt_utc FROM source_publications').pluck().get(), heldUntil, 'left to the hold');
+  t.equal(db.pragma('busy_timeout', { simple: true }), 5000, 'the Database passed in keeps its busy timeout');
+});
+
+t.test('SOURCES: an outcome waiting for a write batch to end when close() comes is recorded by close(), not lost', async (t) => {
+  let answer = (): void => undefined;
+  const provider: SourceProvider = {
+    refresh: async () => ({ title: 'Ticket' }),
+    publish: () => new Promise((resolve) => { answer = () => resolve({ ref: 'ref-1' }); }),
+  };
+  const h = await askedToPublish(t, provider);
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  // One turn: a PATCH opens a batch, then the source answers; its record waits for the batch.
+  const patch = h.call('PATCH', '/api/v1/tasks/3', { headers: { 'if-match': await etagOf(h, 3) }, body: { sequence: 6 } });
+  t.ok(h.db.inTransaction, 'a batch is open');
+  answer();
+  for (let turn = 0; turn < 50; turn += 1) await Promise.resolve();
+  h.service.close();
+  await patch;
+  t.strictSame(h.db.prepare('SELECT state, external_ref AS ref FROM source_publications').get(), { state: 'published', ref: 'ref-1' },
+    'recorded with the ref replies will name');
 });
