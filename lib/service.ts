@@ -120,6 +120,7 @@ export function createService(options: ServiceOptions): Service {
         }));
       },
       refreshedSince: (organisationId, version) => refresher.refreshedSince(organisationId, version),
+      startsAt: (organisationId, version) => refresher.forgetStepsAfter(organisationId, version),
     },
     tasks: taskReads({
       sources: {

@@ -33,6 +33,8 @@ export interface ClaimSources {
    * to it since `version` was a refresh of this process (this claim's, or any other's); else null.
    */
   refreshedSince(organisationId: number, version: number): { version: number; changedTasks: ReadonlySet<number> } | null;
+  /** A claim's If-Match was found current at `version`: steps remembered past it are from a database that went back. */
+  startsAt(organisationId: number, version: number): void;
   /** `Retry-After` of a 503 source_unavailable: how long the offer list counts the failure. */
   readonly retryAfterSeconds: number;
 }
@@ -162,6 +164,7 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
     if (refreshed === null) return mutations.run(request, () => claims.claim(context.principal, context.id, context.now));
     // The dry run found it current: the version the claim started from.
     const ifMatch = taskIfMatch(request.headers.get('if-match'));
+    claimSources.startsAt(context.principal.organisationId, ifMatch.version);
     return refreshed.then(({ failed, changed }) => {
       // The lease runs 15 minutes from when it is granted, not from when the request came in.
       const now = clock.now();

@@ -232,6 +232,18 @@ export function sourceRefresher(options: RefreshOptions) {
     },
 
     /**
+     * Forgets steps past `version`, the organisation's version now: the database went back (a
+     * restore, SQL of the embedder's, a transaction of its own rolled back), and a later write
+     * may reach those numbers again.
+     */
+    forgetStepsAfter(organisationId: number, version: number): void {
+      const steps = refreshSteps.get(organisationId);
+      if (steps !== undefined && steps.some((step) => step.version > version)) {
+        refreshSteps.set(organisationId, steps.filter((step) => step.version <= version));
+      }
+    },
+
+    /**
      * The organisation's workspace version and the tasks whose facts were recorded as changed, if
      * every step to that version since `version` was a committed refresh of this process; null
      * otherwise (a write, another process's commit), or when there was no step.

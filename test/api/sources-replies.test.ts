@@ -1,6 +1,7 @@
 import t from 'tap';
 import { API, etagOf, readTask, workspaceVersion, type TapTest } from '../helpers/api.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
+import { expectProblem } from '../helpers/expect-problem.js';
 import type { CallOptions, CallResult, Harness } from '../helpers/service.js';
 import { sourceWorld, type SourceWorld } from '../helpers/stub-tracker.js';
 import type { SourceProvider } from '../../lib/sources/provider.js';
@@ -217,6 +218,26 @@ t.test('SOURCES: a reply recorded by a waiting-list poll running beside the clai
   t.equal(stub.gets('T-1').length, asked + 1, 'the claim shared the poll\'s call');
   t.equal(claimed.status, 200, `the claim got its lease (${claimed.json?.code ?? ''})`);
   t.equal((await readTask(h, 1)).externalChanges.length, 1, 'the reply was recorded once');
+});
+
+t.test('SOURCES: a version number reached again after the database went back is not taken for a reply\'s step', async (t) => {
+  const { h, stub, ref } = await published(t);
+  stub.addReply('T-1', { id: 'reply-1', inReplyTo: ref, author: 'Grace', text: 'Done' });
+  h.clock.advance(PAST_MAX_AGE_MS);
+  await h.call('GET', `${API}/tasks/waiting`);
+  const replied = workspaceVersion(h);
+  // A restore (or SQL of the embedder's) takes the version back one step.
+  h.db.prepare('UPDATE organisations SET workspace_version = workspace_version - 1 WHERE id = 1').run();
+  const etag = await etagOf(h, 1);
+  let open = (): void => undefined;
+  stub.failRefresh('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
+  const claim = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  // A real write while the claim's source is asked reaches the reply's old number.
+  t.equal((await h.call('PATCH', `${API}/tasks/3`, { headers: { 'if-match': await etagOf(h, 3) }, body: { sequence: 6 } })).status, 204);
+  t.equal(workspaceVersion(h), replied);
+  open();
+  expectProblem(t, await claim, 'stale_update', 'the write is not taken for the reply');
 });
 
 t.test('SOURCES: without human-requests:read a reply change shows response and author as null', async (t) => {
