@@ -32,7 +32,7 @@ export interface ClaimSources {
    * The organisation's version and the tasks whose facts were recorded as changed, if every step
    * to it since `version` was a refresh of this process (this claim's, or any other's); else null.
    */
-  refreshedSince(organisationId: number, version: number): { version: number; changedTasks: ReadonlySet<number> } | null;
+  refreshedSince(organisationId: number, version: number): { version: number; repliesOnly: boolean; changedTasks: ReadonlySet<number> } | null;
   /** A claim's If-Match was found current at `version`: steps remembered past it are from a database that went back. */
   startsAt(organisationId: number, version: number): void;
   /** `Retry-After` of a 503 source_unavailable: how long the offer list counts the failure. */
@@ -180,7 +180,7 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
       // another task's facts included) still makes the If-Match stale.
       const since = claimSources.refreshedSince(context.principal.organisationId, ifMatch.version);
       if (changed || since?.changedTasks.has(context.id) === true) throw new ServiceError('source_context_changed');
-      return mutations.run(since !== null && since.changedTasks.size === 0 ? withIfMatchAt(granted, ifMatch, since.version) : granted, acquire);
+      return mutations.run(since?.repliesOnly === true ? withIfMatchAt(granted, ifMatch, since.version) : granted, acquire);
     });
   };
 

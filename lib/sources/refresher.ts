@@ -51,10 +51,13 @@ export interface RefreshResult {
 /** Refresh steps remembered per organisation: a claim more steps behind than this is refused anyway. */
 const REFRESH_STEPS_KEPT = 64;
 
-/** A workspace version a committed refresh reached, and the tasks whose facts it recorded as changed (none: replies alone). */
+/** A workspace version a committed refresh reached, and what it recorded. */
 interface RefreshStep {
   readonly organisationId: number;
   readonly version: number;
+  /** Whether it recorded changed facts of any item (of open tasks or none): not replies alone. */
+  readonly factsChanged: boolean;
+  /** The tasks whose facts it recorded as changed. */
   readonly changedTasks: readonly number[];
 }
 
@@ -137,6 +140,8 @@ export function sourceRefresher(options: RefreshOptions) {
       steps = [];
       refreshSteps.set(step.organisationId, steps);
     }
+    // Steps at or past this version are from before the database went back: this one replaces them.
+    while (steps.length > 0 && (steps.at(-1) as RefreshStep).version >= step.version) steps.pop();
     steps.push(step);
     if (steps.length > REFRESH_STEPS_KEPT) steps.shift();
   }
@@ -163,6 +168,12 @@ export function sourceRefresher(options: RefreshOptions) {
         (before.title !== after.title || before.description !== after.description || before.businessStatus !== after.businessStatus);
       sources.recordSuccess(item.id, after, now);
       if (changed) {
+        // Kept even when no open task records it: the step is then still no reply alone.
+        let organisationChanges = changedByOrganisation.get(item.organisationId);
+        if (organisationChanges === undefined) {
+          organisationChanges = [];
+          changedByOrganisation.set(item.organisationId, organisationChanges);
+        }
         for (const taskId of sources.openTasksOfItem(item.id)) {
           sources.insertChange({
             taskId, sourceItemId: item.id, incomingId: null, kind: 'source', before: JSON.stringify(before),
@@ -170,7 +181,7 @@ export function sourceRefresher(options: RefreshOptions) {
           });
           changedTasks.add(taskId);
           activationTasks.add(taskId);
-          changedByOrganisation.set(item.organisationId, [...(changedByOrganisation.get(item.organisationId) ?? []), taskId]);
+          organisationChanges.push(taskId);
         }
         touchedOrganisations.add(item.organisationId);
       }
@@ -201,7 +212,10 @@ export function sourceRefresher(options: RefreshOptions) {
     for (const organisationId of touchedOrganisations) organisations.bumpWorkspaceVersion(organisationId);
     // Read inside the transaction: the version this refresh's own step reached.
     const steps = [...touchedOrganisations].map((organisationId) => ({
-      organisationId, version: organisations.workspaceVersion(organisationId), changedTasks: changedByOrganisation.get(organisationId) ?? [],
+      organisationId,
+      version: organisations.workspaceVersion(organisationId),
+      factsChanged: changedByOrganisation.has(organisationId),
+      changedTasks: changedByOrganisation.get(organisationId) ?? [],
     }));
     return { failedItems, changedTasks, bumpedOrganisations: touchedOrganisations, steps };
   });
@@ -248,17 +262,19 @@ export function sourceRefresher(options: RefreshOptions) {
      * every step to that version since `version` was a committed refresh of this process; null
      * otherwise (a write, another process's commit), or when there was no step.
      */
-    refreshedSince(organisationId: number, version: number): { version: number; changedTasks: ReadonlySet<number> } | null {
+    refreshedSince(organisationId: number, version: number): { version: number; repliesOnly: boolean; changedTasks: ReadonlySet<number> } | null {
       const current = organisations.workspaceVersion(organisationId);
       if (current <= version) return null;
       const steps = refreshSteps.get(organisationId) ?? [];
       const changedTasks = new Set<number>();
+      let repliesOnly = true;
       for (let reached = version + 1; reached <= current; reached += 1) {
         const step = steps.find((candidate) => candidate.version === reached);
         if (step === undefined) return null;
+        if (step.factsChanged) repliesOnly = false;
         for (const taskId of step.changedTasks) changedTasks.add(taskId);
       }
-      return { version: current, changedTasks };
+      return { version: current, repliesOnly, changedTasks };
     },
   };
 }

@@ -88,7 +88,6 @@ t.test('SOURCES: a claim that finds changed facts records the change and gives 4
   t.equal(again.status, 200, 'the re-read agent may claim on the new facts');
 });
 
-
 t.test('SOURCES: a claim whose changed facts an offer list running beside it recorded first still gives 409 source_context_changed', async (t) => {
   const { h, stub } = await sourceWorld(t);
   await h.call('GET', `${API}/tasks/available`);

@@ -240,6 +240,28 @@ t.test('SOURCES: a version number reached again after the database went back is 
   expectProblem(t, await claim, 'stale_update', 'the write is not taken for the reply');
 });
 
+t.test('SOURCES: a change of facts a refresh recorded on no open task meanwhile is no reply: the claim is 412', async (t) => {
+  const world = await sourceWorld(t);
+  const { h, stub } = world;
+  await h.call('GET', `${API}/tasks/available`); // the items' first facts
+  // Task 3's question is published to T-2, and task 3 is finished: the waiting poll still asks T-2.
+  await ask(h, { isBlocking: false }, 3);
+  await h.service.idle();
+  t.equal((await h.call('PATCH', `${API}/tasks/3`, { headers: { 'if-match': await etagOf(h, 3) }, body: { status: 'Done' } })).status, 204);
+  const etag = await etagOf(h, 1);
+  h.clock.advance(PAST_MAX_AGE_MS);
+  let open = (): void => undefined;
+  stub.failRefresh('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
+  const claim = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  stub.setItem('T-2', { title: 'Tracker two, renamed' });
+  const version = workspaceVersion(h);
+  await h.call('GET', `${API}/tasks/waiting`);
+  t.equal(workspaceVersion(h), version + 1, 'the poll recorded the new facts of T-2 (on no open task)');
+  open();
+  expectProblem(t, await claim, 'stale_update', 'a change of facts is not a reply alone');
+});
+
 t.test('SOURCES: without human-requests:read a reply change shows response and author as null', async (t) => {
   const { h, stub, ref } = await published(t);
   stub.addReply('T-1', { id: 'r', inReplyTo: ref, author: 'Grace', text: 'Secret answer' });
