@@ -29,8 +29,9 @@ export interface ClaimSources {
   /** Refreshes every source of the task; resolves to whether any failed and whether the task's facts changed. */
   refreshTask(taskId: number): Promise<{ failed: boolean; changed: boolean }> | null;
   /**
-   * The organisation's version and the tasks whose facts were recorded as changed, if every step
-   * to it since `version` was a refresh of this process (this claim's, or any other's); else null.
+   * If every step to the organisation's version since `version` was a refresh of this process
+   * (this claim's, or any other's): that version, whether they recorded replies alone, and the
+   * tasks whose facts they recorded as changed; else null.
    */
   refreshedSince(organisationId: number, version: number): { version: number; repliesOnly: boolean; changedTasks: ReadonlySet<number> } | null;
   /** A claim's If-Match was found current at `version`: steps remembered past it are from a database that went back. */
@@ -176,8 +177,8 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
       // What refreshes recorded since the If-Match was checked: whichever recorded it (this
       // claim's, or a list's that shared the source's answer and applied it first), a change of
       // the task's facts is the claim's 409, and a reply alone refuses nothing (contract 9),
-      // though it moved the version the If-Match named. Any other write meanwhile (a change of
-      // another task's facts included) still makes the If-Match stale.
+      // though it moved the version the If-Match named. Any other step meanwhile (a write, a
+      // change of another item's facts) still makes the If-Match stale.
       const since = claimSources.refreshedSince(context.principal.organisationId, ifMatch.version);
       if (changed || since?.changedTasks.has(context.id) === true) throw new ServiceError('source_context_changed');
       return mutations.run(since?.repliesOnly === true ? withIfMatchAt(granted, ifMatch, since.version) : granted, acquire);

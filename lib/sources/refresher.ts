@@ -44,8 +44,6 @@ export interface RefreshResult {
   readonly failedItems: ReadonlySet<number>;
   /** Tasks for which this refresh recorded a source change (facts that changed). */
   readonly changedTasks: ReadonlySet<number>;
-  /** Organisations whose workspace version this refresh bumped (once each): it recorded a change or a reply. */
-  readonly bumpedOrganisations: ReadonlySet<number>;
 }
 
 /** Refresh steps remembered per organisation: a claim more steps behind than this is refused anyway. */
@@ -217,7 +215,7 @@ export function sourceRefresher(options: RefreshOptions) {
       factsChanged: changedByOrganisation.has(organisationId),
       changedTasks: changedByOrganisation.get(organisationId) ?? [],
     }));
-    return { failedItems, changedTasks, bumpedOrganisations: touchedOrganisations, steps };
+    return { failedItems, changedTasks, steps };
   });
 
   return {
@@ -258,9 +256,10 @@ export function sourceRefresher(options: RefreshOptions) {
     },
 
     /**
-     * The organisation's workspace version and the tasks whose facts were recorded as changed, if
-     * every step to that version since `version` was a committed refresh of this process; null
-     * otherwise (a write, another process's commit), or when there was no step.
+     * If every step to the organisation's workspace version since `version` was a committed
+     * refresh of this process: that version, whether the steps recorded replies alone (no item's
+     * facts changed), and the tasks whose facts they recorded as changed. Null otherwise (a write,
+     * another process's commit), or when there was no step.
      */
     refreshedSince(organisationId: number, version: number): { version: number; repliesOnly: boolean; changedTasks: ReadonlySet<number> } | null {
       const current = organisations.workspaceVersion(organisationId);

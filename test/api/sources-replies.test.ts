@@ -50,6 +50,12 @@ async function published(t: TapTest, body: Record<string, unknown> = {}): Promis
   return { ...world, ...asked, ref };
 }
 
+/** Turns the event loop until the stub has been asked for `itemId` more than `before` times. */
+async function untilAsked(stub: SourceWorld['stub'], itemId: string, before: number): Promise<void> {
+  for (let turn = 0; turn < 1000 && stub.gets(itemId).length === before; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  if (stub.gets(itemId).length === before) throw new Error(`${itemId} was not asked`);
+}
+
 t.test('SOURCES: publishExternally POSTs {title, details, assistanceKind, priority} to the first linked item after the 201', async (t) => {
   const { h, stub } = await sourceWorld(t, { links: { 1: ['T-1', 'T-2'] } });
   const version = workspaceVersion(h);
@@ -231,8 +237,9 @@ t.test('SOURCES: a version number reached again after the database went back is 
   const etag = await etagOf(h, 1);
   let open = (): void => undefined;
   stub.failRefresh('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
+  const asked = stub.gets('T-1').length;
   const claim = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
-  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  await untilAsked(stub, 'T-1', asked);
   // A real write while the claim's source is asked reaches the reply's old number.
   t.equal((await h.call('PATCH', `${API}/tasks/3`, { headers: { 'if-match': await etagOf(h, 3) }, body: { sequence: 6 } })).status, 204);
   t.equal(workspaceVersion(h), replied);
@@ -252,14 +259,47 @@ t.test('SOURCES: a change of facts a refresh recorded on no open task meanwhile 
   h.clock.advance(PAST_MAX_AGE_MS);
   let open = (): void => undefined;
   stub.failRefresh('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
+  const asked = stub.gets('T-1').length;
   const claim = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
-  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  await untilAsked(stub, 'T-1', asked);
   stub.setItem('T-2', { title: 'Tracker two, renamed' });
   const version = workspaceVersion(h);
   await h.call('GET', `${API}/tasks/waiting`);
   t.equal(workspaceVersion(h), version + 1, 'the poll recorded the new facts of T-2 (on no open task)');
   open();
   expectProblem(t, await claim, 'stale_update', 'a change of facts is not a reply alone');
+});
+
+t.test('SOURCES: a refresh step reaching a remembered version again (the database went back) replaces the remembered one', async (t) => {
+  // The clock moves 30 s while the claim's source is held: its deadline must not run out first.
+  const world = await sourceWorld(t, { service: { sourceTimeoutMs: 3_600_000 } });
+  const { h, stub } = world;
+  await h.call('GET', `${API}/tasks/available`); // the items' first facts
+  // Two questions on task 1 published to T-1: after a reply to the first, the poll still asks T-1.
+  await ask(h, { isBlocking: false });
+  await ask(h, { isBlocking: false });
+  await h.service.idle();
+  const [first] = stub.refs;
+  // A claim of task 3 waits on T-2 from version v.
+  const etag = await etagOf(h, 3);
+  const v = workspaceVersion(h);
+  let open = (): void => undefined;
+  stub.failRefresh('T-2', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
+  const asked = stub.gets('T-2').length;
+  const claim = h.call('POST', `${API}/tasks/3/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
+  await untilAsked(stub, 'T-2', asked);
+  // A reply alone reaches v + 1; the database goes back to v; a change of T-1's facts reaches v + 1 again.
+  stub.addReply('T-1', { id: 'reply-1', inReplyTo: first as string, author: 'Grace', text: 'Yes' });
+  h.clock.advance(PAST_MAX_AGE_MS);
+  await h.call('GET', `${API}/tasks/waiting`);
+  t.equal(workspaceVersion(h), v + 1);
+  h.db.prepare('UPDATE organisations SET workspace_version = workspace_version - 1 WHERE id = 1').run();
+  stub.setItem('T-1', { title: 'Tracker one, renamed' });
+  h.clock.advance(PAST_MAX_AGE_MS);
+  await h.call('GET', `${API}/tasks/waiting`);
+  t.equal(workspaceVersion(h), v + 1, 'the change of facts reached the same number');
+  open();
+  expectProblem(t, await claim, 'stale_update', 'judged by the change of facts, not by the reply it replaced');
 });
 
 t.test('SOURCES: without human-requests:read a reply change shows response and author as null', async (t) => {
