@@ -56,8 +56,8 @@ export function sourceStatements(db: Db) {
   // this resource, Done ones too (a reply to a question asked before finishing must still come
   // in, and nothing else refreshes a Done task's items). external_ref is kept when a follow-up
   // re-queues the request, so it marks "sent once". It starts from the organisation's open
-  // requests (a partial index), which humans keep few, not from the resource's assignments,
-  // which grow with every task it ever finished; CROSS JOIN keeps SQLite to that order.
+  // requests (a partial index: what humans have left unanswered), not from the resource's
+  // assignments, which grow with every task it ever finished; CROSS JOIN keeps SQLite to that order.
   const expectingReplies = namedRows(db.prepare<[{ staffId: number }], TaskSourceRow>(`
     SELECT DISTINCT s.origin_task_id AS taskId, ${ITEM_COLUMNS}
       FROM incoming_items i
