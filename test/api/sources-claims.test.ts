@@ -3,7 +3,7 @@ import { API, etagOf, patchTask, readTask, workspaceVersion, type TapTest } from
 import { expectProblem } from '../helpers/expect-problem.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import type { Harness } from '../helpers/service.js';
-import { sourceWorld } from '../helpers/stub-tracker.js';
+import { sourceWorld, untilAsked } from '../helpers/stub-tracker.js';
 import type { SourceProvider } from '../../lib/sources/provider.js';
 import { adminClients } from '../../lib/admin/clients.js';
 
@@ -99,7 +99,7 @@ t.test('SOURCES: a claim whose changed facts an offer list running beside it rec
   let open = (): void => undefined;
   stub.failRefresh('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
   const list = h.call('GET', `${API}/tasks/available`);
-  for (let turn = 0; turn < 1000 && stub.gets('T-1').length < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  await untilAsked(stub, 'T-1', 1);
   t.equal(stub.gets('T-1').length, 2, 'the list is asking T-1');
   const claiming = claim(h, 1, etag);
   for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
@@ -111,6 +111,7 @@ t.test('SOURCES: a claim whose changed facts an offer list running beside it rec
   t.equal(leases(h, 1), 0, 'no lease');
   t.equal((await readTask(h, 1)).externalChanges.length, 1, 'recorded once');
 });
+
 t.test('SOURCES: claim checks Done, blocked, not runnable and live lease come before the source refresh', async (t) => {
   const fixture = baseFixture();
   const { h, stub } = await sourceWorld(t, {

@@ -3,7 +3,7 @@ import { API, etagOf, readTask, workspaceVersion, type TapTest } from '../helper
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 import type { CallOptions, CallResult, Harness } from '../helpers/service.js';
-import { sourceWorld, type SourceWorld } from '../helpers/stub-tracker.js';
+import { sourceWorld, untilAsked, type SourceWorld } from '../helpers/stub-tracker.js';
 import type { SourceProvider } from '../../lib/sources/provider.js';
 
 /**
@@ -48,12 +48,6 @@ async function published(t: TapTest, body: Record<string, unknown> = {}): Promis
   const ref = world.stub.refs[0];
   if (ref === undefined) throw new Error('nothing was published');
   return { ...world, ...asked, ref };
-}
-
-/** Turns the event loop until the stub has been asked for `itemId` more than `before` times. */
-async function untilAsked(stub: SourceWorld['stub'], itemId: string, before: number): Promise<void> {
-  for (let turn = 0; turn < 1000 && stub.gets(itemId).length === before; turn += 1) await new Promise((resolve) => setImmediate(resolve));
-  if (stub.gets(itemId).length === before) throw new Error(`${itemId} was not asked`);
 }
 
 t.test('SOURCES: publishExternally POSTs {title, details, assistanceKind, priority} to the first linked item after the 201', async (t) => {
@@ -215,7 +209,7 @@ t.test('SOURCES: a reply recorded by a waiting-list poll running beside the clai
   stub.failRefresh('T-1', { kind: 'gate', open: new Promise<void>((resolve) => { open = resolve; }) });
   const asked = stub.gets('T-1').length;
   const poll = h.call('GET', `${API}/tasks/waiting`);
-  for (let turn = 0; turn < 1000 && stub.gets('T-1').length === asked; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  await untilAsked(stub, 'T-1', asked);
   const claim = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': etag, 'idempotency-key': key('claim') } });
   for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
   open();

@@ -259,3 +259,9 @@ export async function sourceWorld(t: TapTest, options: {
   });
   return { h, stub, logs };
 }
+
+/** Turns the event loop until the stub has been asked for `itemId` more than `before` times; throws if it never is. */
+export async function untilAsked(stub: StubTracker, itemId: string, before: number): Promise<void> {
+  for (let turn = 0; turn < 1000 && stub.gets(itemId).length === before; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  if (stub.gets(itemId).length === before) throw new Error(`${itemId} was not asked`);
+}
