@@ -271,7 +271,9 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
         };
         return result.then(
           (response) => finish(response, traceId, rateNow(), meta),
-          (error: unknown) => finish(failure(error, traceId, request), traceId, rateNow(), meta),
+          // A credential revoked while the request waited is answered as one never authenticated:
+          // a 401 carries no quota, here as in step 3.
+          (error: unknown) => finish(failure(error, traceId, request), traceId, revokedMeanwhile(error) ? null : rateNow(), meta),
         );
       }
       return finish(result, traceId, rate, meta);
@@ -279,6 +281,10 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       return finish(failure(error, traceId, request), traceId, rate, meta);
     }
   }
+}
+
+function revokedMeanwhile(error: unknown): boolean {
+  return error instanceof ServiceError && error.code === 'authentication_failed';
 }
 
 /** Whether the request only reads; `request` may be anything an untyped host passes. */

@@ -344,8 +344,10 @@ t.test('SOURCES: a client revoked while its claim waits for the source refresh g
   const { claimed, answer } = await claimWaiting();
   adminClients(h.db, { clock: h.clock }).revoke(100);
   answer();
-  expectProblem(t, await claimed, 'authentication_failed', 'the claim is refused once the source has answered');
+  const refused = await claimed;
+  expectProblem(t, refused, 'authentication_failed', 'the claim is refused once the source has answered');
   t.equal(leases(h, 1), 0, 'no lease for a client nobody can act as');
+  t.notOk('ratelimit' in refused.headers || 'ratelimit-policy' in refused.headers, 'and, like any 401, no quota');
 });
 
 t.test('SOURCES: a client revoked while its offer or waiting list waits for the source refresh gets 401, not the list', async (t) => {
@@ -357,7 +359,9 @@ t.test('SOURCES: a client revoked while its offer or waiting list waits for the 
     const answer = await providerCalled();
     adminClients(h.db, { clock: h.clock }).revoke(100);
     answer();
-    expectProblem(t, await listed, 'authentication_failed', `${list}: refused once the source has answered`);
+    const refused = await listed;
+    expectProblem(t, refused, 'authentication_failed', `${list}: refused once the source has answered`);
+    t.notOk('ratelimit' in refused.headers || 'ratelimit-policy' in refused.headers, `${list}: no quota on the 401`);
   }
 });
 
