@@ -12,6 +12,7 @@ import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './bod
 import { requestHeaders, type RequestHeaders } from './headers.js';
 import { BASE_PATH, type AnonymousOperationId, type ClientOperationId, type OperationSpec } from './operations.js';
 import { newTraceId, problemResponse } from './problem.js';
+import { isCommittedAnswer } from './write-runner.js';
 import type { Logger } from '../logger.js';
 import type { Router } from './router.js';
 import type { ResponseMeta, ServiceRequest, ServiceResponse } from './types.js';
@@ -176,9 +177,14 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     if (deps.batches.open && isRead(request)) return deps.batches.settled().then(() => handle(request));
     const response = answer(request);
     if (!(response instanceof Promise)) return afterBatch(response);
-    // Still being made when the service closed: close() rolled back the batch it may rest on
-    // (and ended it, so it is no longer open to wait for).
-    return response.then((made) => (deps.closed?.() === true ? withdrawn(made) : afterBatch(made)));
+    return response.then((made) => {
+      // A write whose batch committed rests on nothing uncommitted: neither a later batch nor
+      // close() can take it back, and a 503 would invite a retry that applies it twice.
+      if (isCommittedAnswer(made)) return made;
+      // Still being made when the service closed: close() rolled back the batch it may rest on
+      // (and ended it, so it is no longer open to wait for).
+      return deps.closed?.() === true ? withdrawn(made) : afterBatch(made);
+    });
   };
 
   function answer(request: ServiceRequest): ServiceResponse | Promise<ServiceResponse> {

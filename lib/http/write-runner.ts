@@ -35,6 +35,22 @@ export interface WriteRequest {
   readonly assertMemberScopes: () => void;
 }
 
+/**
+ * Answers of writes whose transaction has committed. Nothing a later batch or close() does can
+ * undo them, so the pipeline sends them as they are (see `isCommittedAnswer`).
+ */
+const committedAnswers = new WeakSet<ServiceResponse>();
+
+/** Whether `response` is a write's answer made by a transaction that has committed. */
+export function isCommittedAnswer(response: ServiceResponse): boolean {
+  return committedAnswers.has(response);
+}
+
+function committed(response: ServiceResponse): ServiceResponse {
+  committedAnswers.add(response);
+  return response;
+}
+
 /** Headers a replay repeats (contract 3), besides the content type of a stored body. */
 const REPLAYED_HEADERS = ['etag', 'location', 'warning'] as const;
 
@@ -202,7 +218,7 @@ export function mutationRunner(deps: MutationDependencies) {
     run(request: WriteRequest, apply: () => MutationOutcome): ServiceResponse | Promise<ServiceResponse> {
       if (deps.closed?.() === true) throw new ServiceError('temporarily_unavailable', 'the service is closed');
       const work = () => execute.immediate(request, apply) as ServiceResponse;
-      return deps.commits === undefined ? work() : deps.commits.run(work);
+      return deps.commits === undefined ? committed(work()) : deps.commits.run(work).then(committed);
     },
     /** The dry run of `run` (see `steps`): null when the write may go ahead, or a replay. */
     check: (request: WriteRequest, precheck: () => void): ServiceResponse | null => execute.immediate(request, null, precheck),

@@ -291,6 +291,31 @@ t.test('ERRORS: idle() waits for the open write batch, so close() right after it
   after.close();
 });
 
+t.test('ERRORS: a write whose batch committed keeps its answer when close() comes before the answer is delivered', async (t) => {
+  const path = join(t.testdir(), 'committed.sqlite');
+  const seed = new Database(path);
+  loadFixture(seed, baseFixture(), { now: Date.parse(TEST_NOW) });
+  seed.close();
+  const service = createService({ db: path, clock: manualClock(TEST_NOW) });
+  const ada = { authorization: `Bearer ${TOKENS.ada}`, 'content-type': 'application/json' };
+  const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers: ada });
+  const version = Number(/plan-(\d+)/.exec(read.headers['etag'] ?? '')?.[1]);
+  const patch = service.handle({ method: 'PATCH', url: '/api/v1/tasks/1', headers: { ...ada, 'if-match': `"task-1-plan-${version}"` }, body: '{"sequence":7}' });
+  // Joins the PATCH's batch; a request that may be published answers a step after its commit.
+  const asked = service.handle({
+    method: 'POST', url: '/api/v1/tasks/1/human-requests', headers: { ...ada, 'if-match': `"task-1-plan-${version + 1}"` },
+    body: JSON.stringify({ humanAssigneeId: 11, title: 'Committed', estimatedMinutes: 5 }), // Grace
+  });
+  t.equal((await patch).status, 204);
+  service.close();
+  const answer = await asked;
+  t.equal(answer.status, 201, 'the committed request is answered as made, not 503 (a retry would ask twice)');
+  const after = new Database(path, { readonly: true });
+  t.teardown(() => after.close());
+  const { id } = JSON.parse(answer.body ?? '{}') as { id?: number };
+  t.equal(after.prepare('SELECT count(*) FROM assistance_stages WHERE id = ?').pluck().get(id), 1, 'it is on disk');
+});
+
 /**
  * A service on a file whose task 1 is linked to a source that answers only when told, and a claim
  * of task 1 sent and left waiting for that source.
