@@ -1,6 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { symlinkSync } from 'node:fs';
+import { renameSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { harness } from '../helpers/service.js';
 import type { TapTest } from '../helpers/api.js';
@@ -314,6 +314,33 @@ t.test('ERRORS: a write whose batch committed keeps its answer when close() come
   t.teardown(() => after.close());
   const { id } = JSON.parse(answer.body ?? '{}') as { id?: number };
   t.equal(after.prepare('SELECT count(*) FROM assistance_stages WHERE id = ?').pluck().get(id), 1, 'it is on disk');
+});
+
+t.test('ERRORS: a write whose batch committed does not wait for a later batch: that one failing leaves its answer as made', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'later.sqlite');
+  const seed = new Database(path);
+  loadFixture(seed, baseFixture(), { now: Date.parse(TEST_NOW) });
+  seed.close();
+  const errors: Record<string, unknown>[] = [];
+  const service = createService({ db: path, clock: manualClock(TEST_NOW), logger: { error: (entry) => errors.push(entry) } });
+  t.teardown(() => service.close());
+  const ada = { authorization: `Bearer ${TOKENS.ada}`, 'content-type': 'application/json' };
+  const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers: ada });
+  const version = Number(/plan-(\d+)/.exec(read.headers['etag'] ?? '')?.[1]);
+  const patch = service.handle({ method: 'PATCH', url: '/api/v1/tasks/1', headers: { ...ada, 'if-match': `"task-1-plan-${version}"` }, body: '{"sequence":7}' });
+  const asked = service.handle({
+    method: 'POST', url: '/api/v1/tasks/1/human-requests', headers: { ...ada, 'if-match': `"task-1-plan-${version + 1}"` },
+    body: JSON.stringify({ humanAssigneeId: 11, title: 'Committed', estimatedMinutes: 5 }), // Grace
+  });
+  t.equal((await patch).status, 204);
+  // A later write opens the next batch before the request's answer is delivered; moving the file
+  // away makes that batch fail at its commit (it would be lost with the file's old name).
+  const later = service.handle({ method: 'PATCH', url: '/api/v1/tasks/1', headers: { ...ada, 'if-match': `"task-1-plan-${version + 2}"` }, body: '{"sequence":8}' });
+  renameSync(path, join(dir, 'moved.sqlite'));
+  t.equal((await asked).status, 201, 'the committed request keeps its 201');
+  expectProblem(t, await later, 'temporarily_unavailable', 'the later batch\'s write');
+  t.match(errors, [{ message: 'database file removed or replaced', method: 'PATCH' }], 'which the operator is told about');
 });
 
 /**
