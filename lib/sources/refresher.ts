@@ -59,7 +59,14 @@ interface RefreshStep {
   readonly changedTasks: readonly number[];
 }
 
-type Outcome = { readonly item: SourceItemRow; readonly snapshot: SourceSnapshot | null };
+/** A provider call of one item; refreshes asking while it runs share it. */
+interface Call {
+  /** Rises with every call this service starts: a later call has a higher number. */
+  readonly asked: number;
+  readonly answer: Promise<SourceSnapshot | null>;
+}
+
+type Outcome = { readonly item: SourceItemRow; readonly snapshot: SourceSnapshot | null; readonly asked: number };
 
 const factsOf = (facts: { title: string; description: string | null; businessStatus: string | null }) => ({
   title: facts.title,
@@ -76,7 +83,17 @@ const factsOf = (facts: { title: string; description: string | null; businessSta
  */
 export function sourceRefresher(options: RefreshOptions) {
   const { db, sources, organisations, providers } = options;
-  const inFlight = new Map<number, Promise<SourceSnapshot | null>>();
+  const inFlight = new Map<number, Call>();
+  let calls = 0;
+  /**
+   * Per item, the newest call applied, kept while a refresh holding one of its answers has yet to
+   * apply it. A refresh applies its items together, after the slowest: one item's answer may wait
+   * there while a later call of the same item (a claim's) is applied, and the older answer,
+   * applied last, would record the item changing back.
+   */
+  const appliedCalls = new Map<number, number>();
+  /** Per item, the refreshes under way that ask about it: at none, its entry above goes. */
+  const holders = new Map<number, number>();
   const gates = new Map<string, CallGate>();
   const gateOf = (providerKey: string): CallGate => {
     let gate = gates.get(providerKey);
@@ -110,7 +127,7 @@ export function sourceRefresher(options: RefreshOptions) {
     return snapshot;
   }
 
-  function fetchSnapshot(item: SourceItemRow): Promise<SourceSnapshot | null> {
+  function fetchSnapshot(item: SourceItemRow): Call {
     const running = inFlight.get(item.id);
     if (running !== undefined) return running;
     const provider = providers.get(item.providerKey);
@@ -118,10 +135,22 @@ export function sourceRefresher(options: RefreshOptions) {
       // Counts as failing (the task is not offered); the log says why, as for any other failure.
       options.logger.error({ message: 'source refresh failed', providerKey: item.providerKey, itemId: item.itemId, error: 'no provider is configured for this providerKey' });
     }
-    const call = provider === undefined ? Promise.resolve(null) : readSnapshot(provider, item);
-    const shared = call.finally(() => inFlight.delete(item.id));
-    inFlight.set(item.id, shared);
-    return shared;
+    const answer = provider === undefined ? Promise.resolve(null) : readSnapshot(provider, item);
+    const call: Call = { asked: (calls += 1), answer: answer.finally(() => inFlight.delete(item.id)) };
+    inFlight.set(item.id, call);
+    return call;
+  }
+
+  function hold(itemIds: readonly number[], by: 1 | -1): void {
+    for (const id of itemIds) {
+      const count = (holders.get(id) ?? 0) + by;
+      if (count > 0) {
+        holders.set(id, count);
+      } else {
+        holders.delete(id);
+        appliedCalls.delete(id);
+      }
+    }
   }
 
   /**
@@ -152,8 +181,14 @@ export function sourceRefresher(options: RefreshOptions) {
     const historyTasks = new Set<number>();
     const touchedOrganisations = new Set<number>();
     const changedByOrganisation = new Map<number, number[]>();
-    for (const { item: seen, snapshot } of outcomes) {
+    for (const { item: seen, snapshot, asked } of outcomes) {
+      // A later call of this item was applied first: this answer's facts (or failure) are older
+      // news and are not recorded. Its replies still are, once each: a provider may hand a reply
+      // out only once.
+      const superseded = (appliedCalls.get(seen.id) ?? 0) > asked;
+      if (!superseded) appliedCalls.set(seen.id, asked);
       if (snapshot === null) {
+        if (superseded) continue;
         sources.recordFailure(seen.id, now);
         failedItems.add(seen.id);
         continue;
@@ -162,9 +197,9 @@ export function sourceRefresher(options: RefreshOptions) {
       const item = sources.item(seen.id) ?? seen;
       const before = factsOf(item);
       const after = factsOf(snapshot);
-      const changed = item.hasBaseline === 1 &&
+      const changed = !superseded && item.hasBaseline === 1 &&
         (before.title !== after.title || before.description !== after.description || before.businessStatus !== after.businessStatus);
-      sources.recordSuccess(item.id, after, now);
+      if (!superseded) sources.recordSuccess(item.id, after, now);
       if (changed) {
         // Kept even when no open task records it: the step is then still no reply alone.
         let organisationChanges = changedByOrganisation.get(item.organisationId);
@@ -227,20 +262,36 @@ export function sourceRefresher(options: RefreshOptions) {
       // synchronous part returns: one turn of the microtask queue, and it has.
       await Promise.resolve();
       const unique = [...new Map(items.map((item) => [item.id, item])).values()];
-      const outcomes = await outsideBatch(options.batches, () => {
-        if (options.closed()) throw new Error('the service was closed before a source refresh');
-        return Promise.all(unique.map(async (item): Promise<Outcome> => ({ item, snapshot: await fetchSnapshot(item) })));
-      });
-      // A batch opened while the providers answered: what the refresh records is reported at once
-      // (a claim acts on it), so it must not ride on a batch that may yet be rolled back.
-      return outsideBatch(options.batches, () => {
-        // The service may have been closed while the providers answered: its connection is not to be written.
-        if (options.closed()) throw new Error('the service was closed during a source refresh');
-        const { steps, ...result } = apply.immediate(outcomes, now());
-        // Committed: only now may a claim count on these versions.
-        for (const step of steps) remember(step);
-        return result;
-      });
+      const itemIds = unique.map((item) => item.id);
+      hold(itemIds, 1);
+      try {
+        const outcomes = await outsideBatch(options.batches, () => {
+          if (options.closed()) throw new Error('the service was closed before a source refresh');
+          return Promise.all(unique.map(async (item): Promise<Outcome> => {
+            const { asked, answer } = fetchSnapshot(item);
+            return { item, snapshot: await answer, asked };
+          }));
+        });
+        // A batch opened while the providers answered: what the refresh records is reported at once
+        // (a claim acts on it), so it must not ride on a batch that may yet be rolled back.
+        return await outsideBatch(options.batches, () => {
+          // The service may have been closed while the providers answered: its connection is not to be written.
+          if (options.closed()) throw new Error('the service was closed during a source refresh');
+          const appliedBefore = itemIds.map((id) => appliedCalls.get(id) ?? 0);
+          try {
+            const { steps, ...result } = apply.immediate(outcomes, now());
+            // Committed: only now may a claim count on these versions.
+            for (const step of steps) remember(step);
+            return result;
+          } catch (error) {
+            // Rolled back: none of its calls was applied after all.
+            itemIds.forEach((id, index) => appliedCalls.set(id, appliedBefore[index] ?? 0));
+            throw error;
+          }
+        });
+      } finally {
+        hold(itemIds, -1);
+      }
     },
 
     /**

@@ -4,7 +4,7 @@ import { expectProblem } from '../helpers/expect-problem.js';
 import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import type { Harness } from '../helpers/service.js';
 import { sourceWorld, untilAsked } from '../helpers/stub-tracker.js';
-import type { SourceProvider } from '../../lib/sources/provider.js';
+import type { ProviderItem, SourceProvider } from '../../lib/sources/provider.js';
 import { adminClients } from '../../lib/admin/clients.js';
 
 /**
@@ -363,6 +363,75 @@ t.test('SOURCES: a client revoked while its offer or waiting list waits for the 
     expectProblem(t, refused, 'authentication_failed', `${list}: refused once the source has answered`);
     t.notOk('ratelimit' in refused.headers || 'ratelimit-policy' in refused.headers, `${list}: no quota on the 401`);
   }
+});
+
+/**
+ * Task 1 linked to T-1 and task 3 to T-2 of `tracker`, both offered to Ada, baselines set, Ada
+ * having asked Grace a non-blocking question published to T-1 (ref "r"); then, 16 s later, an
+ * offer list that has T-1's answer, `firstAnswer`, and waits for T-2's until `releaseList()`.
+ * Later calls of T-1 answer `current` (the test changes it).
+ */
+async function listHoldingAnswer(t: TapTest, firstAnswer: () => Promise<ProviderItem>) {
+  const current = { 'T-1': { title: 'One', businessStatus: 'open' } as ProviderItem, 'T-2': { title: 'Two' } as ProviderItem };
+  let listing = false;
+  let releaseT2: (() => void) | undefined;
+  const tracker: SourceProvider = {
+    refresh: (itemId) => {
+      if (!listing) return { ...current[itemId as 'T-1' | 'T-2'] };
+      if (itemId === 'T-1') return firstAnswer();
+      return new Promise((resolve) => { releaseT2 = () => resolve({ ...current['T-2'] }); });
+    },
+    publish: async () => ({ ref: 'r' }),
+  };
+  const { h } = await sourceWorld(t, { service: { sources: { tracker } } });
+  t.equal((await h.call('GET', `${API}/tasks/available`)).status, 200, 'the baselines');
+  const asked = await h.call('POST', `${API}/tasks/1/human-requests`, {
+    headers: { 'if-match': await etagOf(h, 1) },
+    body: { humanAssigneeId: 11, title: 'Which tone?', estimatedMinutes: 15, isBlocking: false, publishExternally: true },
+  });
+  t.equal(asked.status, 201, 'the question');
+  await h.service.idle();
+  h.clock.advance(16_000);
+  listing = true;
+  const listed = h.call('GET', `${API}/tasks/available`);
+  while (releaseT2 === undefined) await new Promise((resolve) => setImmediate(resolve));
+  for (let turn = 0; turn < 10; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  listing = false;
+  const releaseList = async () => {
+    releaseT2?.();
+    t.equal((await listed).status, 200, 'the list is answered');
+  };
+  return { h, current, releaseList };
+}
+
+t.test('SOURCES: an answer a list still holds is not applied over a later one a claim applied first: the facts do not change back', async (t) => {
+  const { h, current, releaseList } = await listHoldingAnswer(t, async () => ({ title: 'One', businessStatus: 'open' }));
+  current['T-1'] = { title: 'One', businessStatus: 'done' };
+  expectProblem(t, await claim(h, 1, await etagOf(h, 1)), 'source_context_changed', 'the claim records open to done');
+  const version = workspaceVersion(h);
+  await releaseList();
+  const task = await readTask(h, 1);
+  t.equal(task.externalContext[0].facts.businessStatus, 'done', 'the later answer stands');
+  t.strictSame(task.externalChanges.map((change: { after: { businessStatus: string } }) => change.after.businessStatus), ['done'], 'no change back to open');
+  t.equal(workspaceVersion(h), version, 'nor a version step for it');
+});
+
+t.test('SOURCES: a failure a list still holds is not recorded over a later success a claim applied first', async (t) => {
+  const { h, releaseList } = await listHoldingAnswer(t, () => Promise.reject(new Error('tracker down')));
+  t.equal((await claim(h, 1, await etagOf(h, 1))).status, 200, 'the claim\'s own refresh succeeds');
+  await releaseList();
+  t.equal((await readTask(h, 1)).externalContext[0].isAvailable, true, 'the item stays available');
+});
+
+t.test('SOURCES: a reply in an answer a list still holds is recorded, once, though a later answer was applied first', async (t) => {
+  const reply = { id: 'x1', inReplyTo: 'r', author: 'Grace', text: 'Warm.', createdUtc: null };
+  // The provider hands the reply out once: later answers no longer carry it.
+  const { h, releaseList } = await listHoldingAnswer(t, async () => ({ title: 'One', businessStatus: 'open', replies: [reply] }));
+  t.equal((await claim(h, 1, await etagOf(h, 1))).status, 200, 'the claim applies its later answer first');
+  await releaseList();
+  const task = await readTask(h, 1);
+  t.strictSame(task.externalChanges.map((change: { kind: string; response: string | null }) => [change.kind, change.response]), [['reply', 'Warm.']]);
+  t.equal(task.humanRequests[0].responseState, 'responded');
 });
 
 t.test('SOURCES: a claim that waited for its source gets a lease of 15 minutes from when it is granted', async (t) => {
