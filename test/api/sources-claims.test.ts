@@ -434,6 +434,42 @@ t.test('SOURCES: a reply in an answer a list still holds is recorded, once, thou
   t.equal(task.humanRequests[0].responseState, 'responded');
 });
 
+t.test('SOURCES: a task released while an offer list waits on other sources is left to the next list, its own unrefreshed', async (t) => {
+  const asked: string[] = [];
+  let releaseT2: (() => void) | undefined;
+  let holdT2 = false;
+  const tracker: SourceProvider = {
+    refresh: (itemId) => {
+      asked.push(itemId);
+      if (itemId !== 'T-2' || !holdT2) return { title: itemId };
+      return new Promise((resolve) => { releaseT2 = () => resolve({ title: itemId }); });
+    },
+    publish: async () => ({ ref: 'r' }),
+  };
+  // Task 1 is linked to T-1, task 3 to T-2.
+  const { h } = await sourceWorld(t, { service: { sources: { tracker } } });
+  const leased = await claim(h, 1, await etagOf(h, 1));
+  t.equal(leased.status, 200);
+  h.clock.advance(60_000);
+  holdT2 = true;
+  asked.length = 0;
+  const listed = h.call('GET', `${API}/tasks/available`);
+  while (releaseT2 === undefined) await new Promise((resolve) => setImmediate(resolve));
+  t.strictSame(asked, ['T-2'], 'the leased task\'s item is not asked');
+  const released = await h.call('POST', `${API}/tasks/1/claim/release`, {
+    headers: { 'if-match': await etagOf(h, 1), 'idempotency-key': 'release-1' }, body: { token: leased.json.token },
+  });
+  t.equal(released.status, 200, 'released while the list waits');
+  releaseT2();
+  const offer = (await listed).json.map((task: { id: number }) => task.id);
+  t.notOk(offer.includes(1), 'task 1 is not offered on facts a minute old');
+  t.ok(offer.includes(3), 'the refreshed task is');
+  holdT2 = false;
+  const next = (await h.call('GET', `${API}/tasks/available`)).json.map((task: { id: number }) => task.id);
+  t.ok(next.includes(1), 'the next list refreshes T-1 and offers task 1');
+  t.equal(asked.filter((itemId) => itemId === 'T-1').length, 1);
+});
+
 t.test('SOURCES: a claim that waited for its source gets a lease of 15 minutes from when it is granted', async (t) => {
   const { h, claimWaiting } = await gatedSourceWorld(t, { sourceTimeoutMs: 3_600_000 });
   const { claimed, answer } = await claimWaiting();

@@ -89,7 +89,8 @@ export function taskReads(deps: TaskReadDependencies) {
      * is the only time this read waits for I/O). A source that fails omits its task.
      */
     listAvailable(principal: Principal, now: number): Timed<TaskView[]> | Promise<Timed<TaskView[]>> {
-      const offer = (): { rows: TaskRow[]; stale: TaskSourceRow[]; until: number } => {
+      /** `asked`: after a refresh, the items it asked about. */
+      const offer = (asked?: ReadonlySet<number>): { rows: TaskRow[]; stale: TaskSourceRow[]; until: number } => {
         const plan = deps.allocation(principal, now);
         let until = plan.validUntil;
         const offered = reads.unfinishedForResource(resourceId(principal), now).filter((row) => {
@@ -102,6 +103,9 @@ export function taskReads(deps: TaskReadDependencies) {
         const items = offered.length === 0 ? [] : deps.sources.itemsOf(offered.map((row) => row.id));
         const stale = items.filter(isStale(now));
         const unavailable = new Set(items.filter((item) => item.isAvailable !== 1).map((item) => item.taskId));
+        // A task that became offerable while the refresh was under way (its lease released, say)
+        // may have items it did not ask about: not refreshed, they leave the task to the next list.
+        if (asked !== undefined) for (const item of stale) if (!asked.has(item.id)) unavailable.add(item.taskId);
         until = Math.min(until, freshUntil(items));
         const ids = offered.flatMap((row) => (unavailable.has(row.id) ? [] : [row.id]));
         return { rows: reads.inOfferOrder(ids, now), stale, until };
@@ -109,7 +113,7 @@ export function taskReads(deps: TaskReadDependencies) {
       const first = offer();
       if (first.stale.length === 0) return views(principal, first.rows, false, now, first.until);
       // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
-      return deps.sources.refresh(first.stale).then(() => views(principal, offer().rows, false, now, now));
+      return deps.sources.refresh(first.stale).then(() => views(principal, offer(new Set(first.stale.map((item) => item.id))).rows, false, now, now));
     },
 
     /**
