@@ -60,17 +60,14 @@ function weeklyWallMinutes(calendar: WeeklyCalendar): number {
 }
 
 /**
- * London's clock changes are at least 28 days apart (16 March and 13 April 1947), so a stretch of
- * at most 27 days whose two ends have the same offset contains none. Blocks are whole weeks, so
- * each holds every weekday equally often.
+ * London's clock changes are at least 28 days apart (16 March and 13 April 1947): a stretch of 21
+ * days holds at most one, and holds one exactly when its two ends have different offsets.
  */
-const STEADY_BLOCK_WEEKS = 3;
+const CHANGE_SCAN_DAYS = 21;
 
 /**
  * Before summer time (first on 21 May 1916) London changed its offset once, from local mean time
- * to GMT on 1 December 1847. A stretch ending before this date whose ends have the same offset
- * therefore contains no change however long it is, so an ancient start is counted in a few long
- * blocks instead of thousands of three-week ones.
+ * to GMT on 1 December 1847: any stretch before this date holds at most one change.
  */
 const SUMMER_TIME_ERA = '1916-01-01';
 
@@ -88,13 +85,118 @@ const daysBetween = (from: string, to: string): number =>
   Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 
 /**
- * Working time (real minutes) of a calendar between two instants, day by day in London wall
- * time, so a working day that contains a clock change is as long as it really is.
+ * The UTC date on which the offset changes between midnight UTC `lo` and `hi` days after `date`,
+ * when it does (once at most: the caller knows).
+ */
+function changeBetween(date: string, lo: number, hi: number): string | null {
+  const before = offsetAtUtcMidnight(date, lo);
+  if (before === offsetAtUtcMidnight(date, hi)) return null;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (offsetAtUtcMidnight(date, mid) === before) lo = mid;
+    else hi = mid;
+  }
+  return daysFrom(date, lo);
+}
+
+/** A change's UTC date and the dates either side: the London dates its instant may fall on. */
+const around = (change: string): string[] => [daysFrom(change, -1), change, daysFrom(change, 1)];
+
+/** The dates around London's one change of offset before summer time (see SUMMER_TIME_ERA). */
+let aroundEraChange: readonly string[] | undefined;
+
+function aroundChangesBeforeSummerTime(): readonly string[] {
+  if (aroundEraChange === undefined) {
+    // Year 0000 is as far back as a local-date-time reaches.
+    const change = changeBetween('0000-01-01', 0, daysBetween('0000-01-01', SUMMER_TIME_ERA));
+    aroundEraChange = change === null ? [] : around(change);
+  }
+  return aroundEraChange;
+}
+
+/** Per year from 1916, the dates around London's changes of offset in it: found once per process. */
+const aroundChangesByYear = new Map<number, readonly string[]>();
+
+function aroundChangesInYear(year: number): readonly string[] {
+  const known = aroundChangesByYear.get(year);
+  if (known !== undefined) return known;
+  const first = `${String(year).padStart(4, '0')}-01-01`;
+  const days = daysBetween(first, `${String(year + 1).padStart(4, '0')}-01-01`);
+  const dates: string[] = [];
+  for (let day = 0; day < days; day += CHANGE_SCAN_DAYS) {
+    const change = changeBetween(first, day, Math.min(day + CHANGE_SCAN_DAYS, days));
+    if (change !== null) dates.push(...around(change));
+  }
+  aroundChangesByYear.set(year, dates);
+  return dates;
+}
+
+/**
+ * The London dates in [from, to) on which a calendar may work other than its wall-clock minutes:
+ * those around a change of offset. On every other day an interval lasts exactly its wall minutes.
+ */
+function daysNearChanges(from: string, to: string): Set<string> {
+  const days = new Set<string>();
+  const add = (dates: readonly string[]) => {
+    for (const date of dates) if (date >= from && date < to) days.add(date);
+  };
+  if (from < SUMMER_TIME_ERA) add(aroundChangesBeforeSummerTime());
+  // A year's dates may spill a day into the next or the previous one.
+  const lastYear = Number(to.slice(0, 4));
+  for (let year = Math.max(1916, Number(from.slice(0, 4)) - 1); year <= lastYear; year += 1) add(aroundChangesInYear(year));
+  return days;
+}
+
+function wallMinutesOfDay(calendar: WeeklyCalendar, weekday: number): number {
+  let total = 0;
+  for (const [start, end] of calendar.get(weekday) ?? []) total += end - start;
+  return total;
+}
+
+/** Per calendar, how much a date's working time differs from its wall minutes (a clock change). */
+const changeCorrections = new WeakMap<WeeklyCalendar, Map<string, number>>();
+
+function changeCorrection(calendar: WeeklyCalendar, date: string): number {
+  let corrections = changeCorrections.get(calendar);
+  if (corrections === undefined) {
+    corrections = new Map();
+    changeCorrections.set(calendar, corrections);
+  }
+  let correction = corrections.get(date);
+  if (correction === undefined) {
+    const weekday = isoWeekday(date);
+    correction = -wallMinutesOfDay(calendar, weekday) * 60_000;
+    for (const [start, end] of calendar.get(weekday) ?? []) correction += wallInstant(date, end) - wallInstant(date, start);
+    corrections.set(date, correction);
+  }
+  return correction;
+}
+
+/**
+ * Working time (ms) of the whole London days [from, to): their wall minutes, counted by weekday
+ * (whole weeks at once), and the difference clock changes make on the days they touch.
+ */
+function wholeDaysMs(calendar: WeeklyCalendar, weekly: number, from: string, to: string): number {
+  const days = daysBetween(from, to);
+  let ms = Math.floor(days / 7) * weekly * 60_000;
+  let weekday = isoWeekday(from);
+  for (let extra = 0; extra < days % 7; extra += 1) {
+    ms += wallMinutesOfDay(calendar, weekday) * 60_000;
+    weekday = weekday === 7 ? 1 : weekday + 1;
+  }
+  if (clearOfClockChanges(calendar)) return ms;
+  for (const date of daysNearChanges(from, to)) ms += changeCorrection(calendar, date);
+  return ms;
+}
+
+/**
+ * Working time (real minutes) of a calendar between two instants in London wall time, so a
+ * working day that contains a clock change is as long as it really is: the first and last days
+ * interval by interval, the days between by their wall minutes (whole weeks at once), corrected
+ * on the few days around each clock change. The cost follows the span's years, not its days, so
+ * a night shift started years ago costs about what an office day started last week does.
  *
- * Counting stops at `limitMinutes` (the result is then `limitMinutes`): callers that only need to
- * know whether a bound is reached pass it, so an ancient start does not walk millennia of days.
- * Whole weeks strictly inside the span are counted arithmetically when the calendar is clear of
- * clock changes, so the default office calendar costs the same for any span.
+ * The result is at most `limitMinutes`.
  */
 export function workingMinutesBetween(
   calendar: WeeklyCalendar,
@@ -120,35 +222,8 @@ export function workingMinutesBetween(
   let total = dayMs(firstDate);
   if (lastDate > firstDate) {
     total += dayMs(lastDate);
-    let date = nextDate(firstDate);
-    const fullWeeks = Math.floor(daysBetween(date, lastDate) / 7);
-    if (fullWeeks > 0 && clearOfClockChanges(calendar)) {
-      // Whole days strictly inside the span whose working intervals no clock change can touch.
-      total += fullWeeks * weekly * 60_000;
-      date = daysFrom(date, fullWeeks * 7);
-    }
-    while (date < lastDate && total < limitMs) {
-      // A block of whole days with one offset throughout (checked a day beyond each end, which
-      // brackets the London days whatever the offset) lasts exactly its wall-clock minutes. Before
-      // summer time a block may run to the era's end; one that holds the 1847 change is halved
-      // until it no longer does.
-      const eraEnd = lastDate < SUMMER_TIME_ERA ? lastDate : SUMMER_TIME_ERA;
-      let weeks = date < eraEnd ? Math.max(STEADY_BLOCK_WEEKS, Math.floor((daysBetween(date, eraEnd) - 1) / 7)) : STEADY_BLOCK_WEEKS;
-      for (;;) {
-        const blockEnd = daysFrom(date, weeks * 7);
-        if (blockEnd <= lastDate && offsetAtUtcMidnight(date, -1) === offsetAtUtcMidnight(blockEnd, 1)) {
-          total += weeks * weekly * 60_000;
-          date = blockEnd;
-          break;
-        }
-        if (weeks === STEADY_BLOCK_WEEKS) {
-          total += dayMs(date);
-          date = nextDate(date);
-          break;
-        }
-        weeks = Math.max(STEADY_BLOCK_WEEKS, Math.floor(weeks / 2));
-      }
-    }
+    const inner = nextDate(firstDate);
+    if (inner < lastDate) total += wholeDaysMs(calendar, weekly, inner, lastDate);
   }
   return Math.min(total, limitMs) / 60_000;
 }

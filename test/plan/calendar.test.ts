@@ -1,8 +1,8 @@
 import t from 'tap';
 import { calendar, EVERY_DAY, minutes, OFFICE, WEEKDAYS } from '../helpers/calendars.js';
-import { workingMinutesBetween } from '../../lib/plan/calendar.js';
+import { isoWeekday, nextDate, wallInstant, workingMinutesBetween, type WeeklyCalendar } from '../../lib/plan/calendar.js';
 import { ELAPSED_MINUTES_LIMIT, elapsedPlannedMinutes } from '../../lib/plan/remaining.js';
-import { localToEpochMs } from '../../lib/time/london.js';
+import { epochMsToLocal, localToEpochMs } from '../../lib/time/london.js';
 
 /**
  * workingMinutesBetween: real working minutes of a weekly London calendar between two instants
@@ -130,6 +130,36 @@ t.test('workingMinutesBetween: long blocks before summer time give what short sp
       chunked(cal, '1840-01-01T00:00:00', '1856-01-01T00:00:00'), `1840-1856, ${name}`);
     t.equal(workingMinutesBetween(cal, at('1905-01-01T00:00:00'), at('1925-01-01T00:00:00')),
       chunked(cal, '1905-01-01T00:00:00', '1925-01-01T00:00:00'), `1905-1925, ${name}`);
+  }
+});
+
+t.test('workingMinutesBetween: whole weeks and clock-change corrections give what a day-by-day count gives, from 1847 to 2040', async (t) => {
+  // The reference walks every London day and clips each interval to the span: no weeks, no shortcuts.
+  const dayByDay = (cal: WeeklyCalendar, fromMs: number, toMs: number): number => {
+    let ms = 0;
+    for (let date = epochMsToLocal(fromMs).slice(0, 10); date <= epochMsToLocal(toMs).slice(0, 10); date = nextDate(date)) {
+      for (const [start, end] of cal.get(isoWeekday(date)) ?? []) {
+        ms += Math.max(0, Math.min(toMs, wallInstant(date, end)) - Math.max(fromMs, wallInstant(date, start)));
+      }
+    }
+    return ms / 60_000;
+  };
+  const calendars: [string, WeeklyCalendar][] = [
+    ['nights 22:00-24:00 and 00:00-06:00 on weekdays', new Map([1, 2, 3, 4, 5].map((day) => [day, [[0, 360], [1320, 1440]] as const]))],
+    ['round the clock', calendar(EVERY_DAY, [['00:00', '24:00']])],
+    ['Sundays 01:00-03:00', calendar([7], [['01:00', '03:00']])],
+    ['48 half-hour slots of 25 minutes', new Map(EVERY_DAY.map((day) => [day, Array.from({ length: 48 }, (_, slot) => [slot * 30, slot * 30 + 25] as const)]))],
+    ['the office', OFFICE],
+  ];
+  let seed = 7;
+  const random = (): number => (seed = (seed * 16_807) % 2_147_483_647) / 2_147_483_647;
+  for (const [name, cal] of calendars) {
+    for (const year of [1847, 1916, 1941, 1947, 1968, 1971, 1981, 2026, 2040]) {
+      const fromMs = Date.UTC(year, 0, 1) + Math.floor(random() * 300 * 86_400_000);
+      const toMs = fromMs + Math.floor(random() * 400 * 86_400_000);
+      t.equal(workingMinutesBetween(cal, fromMs, toMs), dayByDay(cal, fromMs, toMs),
+        `${name}, ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}`);
+    }
   }
 });
 
