@@ -135,7 +135,7 @@ function aroundChangesInYear(year: number): readonly string[] {
  * The London dates in [from, to) on which a calendar may work other than its wall-clock minutes:
  * those around a change of offset. On every other day an interval lasts exactly its wall minutes.
  */
-function daysNearChanges(from: string, to: string): Set<string> {
+export function daysNearChanges(from: string, to: string): Set<string> {
   const days = new Set<string>();
   const add = (dates: readonly string[]) => {
     for (const date of dates) if (date >= from && date < to) days.add(date);

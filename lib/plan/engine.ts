@@ -1,5 +1,5 @@
-import { epochMsToLocal } from '../time/london.js';
-import { isoWeekday, nextDate, wallInstant, type WeeklyCalendar } from './calendar.js';
+import { epochMsToLocal, offsetMsAt } from '../time/london.js';
+import { daysNearChanges, isoWeekday, nextDate, wallInstant, type WeeklyCalendar } from './calendar.js';
 
 /**
  * The scheduler: pure functions over plain data (no SQL, no HTTP). A resource's working time
@@ -61,10 +61,16 @@ export function workingTimeline(calendar: WeeklyCalendar, from: number, to: numb
   for (const [weekday, intervals] of calendar) days.set(weekday, [...intervals].sort((a, b) => a[0] - b[0]));
   let date = epochMsToLocal(from).slice(0, 10);
   const lastDate = epochMsToLocal(to).slice(0, 10);
+  // Away from clock changes a day's wall minutes are its midnight plus that many real minutes:
+  // only the few days around a change need each wall time resolved.
+  const nearChanges = daysNearChanges(date, nextDate(lastDate));
   for (;;) {
+    const wallMidnight = Date.parse(`${date}T00:00:00Z`);
+    const midnight = nearChanges.has(date) ? null : wallMidnight - offsetMsAt(wallMidnight);
+    const instant = (minute: number): number => (midnight === null ? wallInstant(date, minute) : midnight + minute * MINUTE_MS);
     for (const [startMinute, endMinute] of days.get(isoWeekday(date)) ?? []) {
-      const start = Math.max(from, wallInstant(date, startMinute));
-      const end = Math.min(to, wallInstant(date, endMinute));
+      const start = Math.max(from, instant(startMinute));
+      const end = Math.min(to, instant(endMinute));
       if (end <= start) continue;
       const last = segments[segments.length - 1];
       if (last !== undefined && last.end >= start) last.end = Math.max(last.end, end);
@@ -89,50 +95,42 @@ function firstEndingAfter(segments: readonly Segment[], instant: number): number
 }
 
 /**
- * Marks [from, to) of the free segment at `index` busy. The busy piece joins a busy neighbour it
- * follows or precedes in the array (whatever non-working time lies between: a busy segment's
- * times only order the timeline), so planned work stays one segment however many tasks fill it
- * and a later task skips it in one step, not one step per task placed before it. Returns the
- * index just past the busy piece.
+ * Marks `minutes` of free time from `notBefore` on as busy; null when nothing was free. The
+ * segments it fills, and the planned work between them, become one busy segment, joined with a
+ * busy neighbour it follows or precedes in the array (whatever non-working time lies between: a
+ * busy segment's times only order the timeline). So planned work stays one segment however many
+ * tasks fill it, a later task skips it in one step, and a task spread over thousands of short
+ * working intervals changes the array once, not once per interval.
  */
-function markBusy(segments: Segment[], index: number, from: number, to: number): number {
-  const segment = segments[index] as Segment;
-  const previous = segments[index - 1];
-  const next = segments[index + 1];
-  const keepsFreeBefore = segment.start < from;
-  const keepsFreeAfter = to < segment.end;
-  const joinsPrevious = !keepsFreeBefore && previous?.busy === true;
-  const joinsNext = !keepsFreeAfter && next?.busy === true;
-  const busy: Segment = { start: joinsPrevious ? (previous as Segment).start : from, end: joinsNext ? (next as Segment).end : to, busy: true };
-  const pieces: Segment[] = [];
-  if (keepsFreeBefore) pieces.push({ start: segment.start, end: from, busy: false });
-  pieces.push(busy);
-  if (keepsFreeAfter) pieces.push({ start: to, end: segment.end, busy: false });
-  const first = joinsPrevious ? index - 1 : index;
-  segments.splice(first, (joinsPrevious ? 1 : 0) + 1 + (joinsNext ? 1 : 0), ...pieces);
-  return first + pieces.length - (keepsFreeAfter ? 1 : 0);
-}
-
-/** Marks `minutes` of free time from `notBefore` on as busy; null when nothing was free. */
 function occupy(segments: Segment[], notBefore: number, minutes: number): Placement | null {
+  let first = firstEndingAfter(segments, notBefore);
+  while (first < segments.length && (segments[first] as Segment).busy) first += 1;
+  if (first === segments.length) return null;
+  const start = Math.max((segments[first] as Segment).start, notBefore);
   let needed = minutes * MINUTE_MS;
-  let start: number | null = null;
-  let finish = notBefore;
-  let index = firstEndingAfter(segments, notBefore);
-  while (needed > 0 && index < segments.length) {
+  let last = first;
+  let finish = start;
+  for (let index = first; index < segments.length && needed > 0; index += 1) {
     const segment = segments[index] as Segment;
-    if (segment.busy) {
-      index += 1;
-      continue;
-    }
-    const from = Math.max(segment.start, notBefore);
-    const to = Math.min(segment.end, from + needed);
-    start ??= from;
-    finish = to;
-    needed -= to - from;
-    index = markBusy(segments, index, from, to);
+    if (segment.busy) continue;
+    const from = index === first ? start : segment.start;
+    finish = Math.min(segment.end, from + needed);
+    needed -= finish - from;
+    last = index;
   }
-  return start === null ? null : { start, finish, complete: needed <= 0 };
+  const previous = segments[first - 1];
+  const next = segments[last + 1];
+  const freeBefore = (segments[first] as Segment).start < start;
+  const freeAfter = finish < (segments[last] as Segment).end;
+  const joinsPrevious = !freeBefore && previous?.busy === true;
+  const joinsNext = !freeAfter && next?.busy === true;
+  const pieces: Segment[] = [];
+  if (freeBefore) pieces.push({ start: (segments[first] as Segment).start, end: start, busy: false });
+  pieces.push({ start: joinsPrevious ? (previous as Segment).start : start, end: joinsNext ? (next as Segment).end : finish, busy: true });
+  if (freeAfter) pieces.push({ start: finish, end: (segments[last] as Segment).end, busy: false });
+  const from = joinsPrevious ? first - 1 : first;
+  segments.splice(from, last + 1 - from + (joinsNext ? 1 : 0), ...pieces);
+  return { start, finish, complete: needed <= 0 };
 }
 
 export interface PlanInput {

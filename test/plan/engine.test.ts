@@ -1,6 +1,6 @@
 import t from 'tap';
 import { calendar, EVERY_DAY, minutes, OFFICE, WEEKDAYS } from '../helpers/calendars.js';
-import type { WeeklyCalendar } from '../../lib/plan/calendar.js';
+import { isoWeekday, nextDate, wallInstant, type WeeklyCalendar } from '../../lib/plan/calendar.js';
 import { HORIZON_DAYS, planResource, workingTimeline, type PlanItem, type ResourcePlan } from '../../lib/plan/engine.js';
 import { epochMsToLocal, localToEpochMs } from '../../lib/time/london.js';
 
@@ -83,6 +83,36 @@ t.test('PLAN: an overnight calendar covers 23 hours on the spring-change Sunday 
   const allDay = calendar(EVERY_DAY, [['00:00', '24:00']]);
   const sunday = plan([task(1, 25 * 60), task(2, 60)], { now: at('2026-10-25T00:00:00'), cal: allDay });
   t.strictSame(placed(sunday), { 1: ['2026-10-25T00:00:00', '2026-10-26T00:00:00'], 2: ['2026-10-26T00:00:00', '2026-10-26T01:00:00'] });
+});
+
+t.test('PLAN: a year\'s timeline is every interval\'s wall times resolved one by one, clock-change days included, on any calendar', async (t) => {
+  // The reference resolves each interval of each London day through wallInstant and merges what touches.
+  const reference = (cal: WeeklyCalendar, from: number, to: number): [number, number][] => {
+    const pieces: [number, number][] = [];
+    for (let date = local(from).slice(0, 10); date <= local(to).slice(0, 10); date = nextDate(date)) {
+      for (const [startMinute, endMinute] of [...(cal.get(isoWeekday(date)) ?? [])].sort((a, b) => a[0] - b[0])) {
+        const start = Math.max(from, wallInstant(date, startMinute));
+        const end = Math.min(to, wallInstant(date, endMinute));
+        if (end <= start) continue;
+        const last = pieces[pieces.length - 1];
+        if (last !== undefined && last[1] >= start) last[1] = Math.max(last[1], end);
+        else pieces.push([start, end]);
+      }
+    }
+    return pieces;
+  };
+  for (const [name, cal] of [
+    ['the office', OFFICE],
+    ['nights 22:00-24:00 and 00:00-06:00', calendar(EVERY_DAY, [['00:00', '06:00'], ['22:00', '24:00']])],
+    ['01:30-02:30 (inside both clock changes)', calendar(EVERY_DAY, [['01:30', '02:30']])],
+    ['48 slots of 25 minutes', new Map(EVERY_DAY.map((day) => [day, Array.from({ length: 48 }, (_, slot) => [slot * 30, slot * 30 + 25] as const)]))],
+  ] as const) {
+    for (const start of ['2026-01-05T10:00:00', '1947-03-01T00:00:00', '1970-06-01T12:00:00']) {
+      const from = at(start);
+      t.strictSame(workingTimeline(cal, from, from + 365 * DAY_MS).map((segment) => [segment.start, segment.end]),
+        reference(cal, from, from + 365 * DAY_MS), `${name}, a year from ${start}`);
+    }
+  }
 });
 
 t.test('PLAN: the timeline starts now and follows the calendar: weekends, lunch breaks, a day under way', async (t) => {
