@@ -156,6 +156,7 @@ export function planResource(input: PlanInput): ResourcePlan {
     if (reservation.minutes > 0) occupy(segments, Math.max(input.now, reservation.notBefore), reservation.minutes);
   }
   const placements = new Map<number, Placement>();
+  let starts: ((minutes: number, notBefore: number) => number | null) | undefined;
   for (const task of input.tasks) {
     if (task.minutes <= 0) continue;
     const placement = occupy(segments, Math.max(input.now, task.notBefore), task.minutes);
@@ -167,29 +168,58 @@ export function planResource(input: PlanInput): ResourcePlan {
     horizonEnd,
     placements,
     size: placements.size + segments.length,
-    suggest: (minutes, notBefore = input.now) => earliestUninterruptedStart(segments, minutes, Math.max(input.now, notBefore)),
+    suggest(minutes, notBefore = input.now) {
+      starts ??= uninterruptedStarts(segments);
+      return starts(minutes, Math.max(input.now, notBefore));
+    },
   };
 }
 
 /**
- * The start of the earliest run of free working time that holds `minutes` without planned work
- * in between (time outside the calendar does not interrupt a run: work simply pauses overnight).
+ * Answers "the start of the earliest run of free working time that holds `minutes` without planned
+ * work in between, from `notBefore` on" (time outside the calendar does not interrupt a run: work
+ * simply pauses overnight). The runs and the longest run from each on are found once per plan, so
+ * work longer than every run left is answered at once rather than by a walk to the horizon, once
+ * per Incoming item.
  */
-function earliestUninterruptedStart(segments: readonly Segment[], minutes: number, notBefore: number): number | null {
-  const needed = minutes * MINUTE_MS;
-  let runStart: number | null = null;
-  let runLength = 0;
-  for (let index = firstEndingAfter(segments, notBefore); index < segments.length; index += 1) {
-    const segment = segments[index] as Segment;
+function uninterruptedStarts(segments: readonly Segment[]): (minutes: number, notBefore: number) => number | null {
+  /** Free time (ms) of the segments before each index. */
+  const freeBefore = new Float64Array(segments.length + 1);
+  /** The run each free segment belongs to (-1: busy). */
+  const runOf = new Int32Array(segments.length);
+  const runs: { first: number; last: number; length: number }[] = [];
+  segments.forEach((segment, index) => {
+    freeBefore[index + 1] = (freeBefore[index] as number) + (segment.busy ? 0 : segment.end - segment.start);
     if (segment.busy) {
-      runStart = null;
-      runLength = 0;
-      continue;
+      runOf[index] = -1;
+      return;
     }
+    const run = runs[runs.length - 1];
+    if (run !== undefined && run.last === index - 1) {
+      run.last = index;
+      run.length += segment.end - segment.start;
+    } else {
+      runs.push({ first: index, last: index, length: segment.end - segment.start });
+    }
+    runOf[index] = runs.length - 1;
+  });
+  const longestFrom = new Float64Array(runs.length + 1);
+  for (let run = runs.length - 1; run >= 0; run -= 1) longestFrom[run] = Math.max(longestFrom[run + 1] as number, (runs[run] as { length: number }).length);
+
+  return (minutes, notBefore) => {
+    const needed = minutes * MINUTE_MS;
+    let index = firstEndingAfter(segments, notBefore);
+    while (index < segments.length && (segments[index] as Segment).busy) index += 1;
+    if (index === segments.length) return null;
+    const segment = segments[index] as Segment;
     const from = Math.max(segment.start, notBefore);
-    runStart ??= from;
-    runLength += segment.end - from;
-    if (runLength >= needed) return runStart;
-  }
-  return null;
+    let run = runOf[index] as number;
+    const rest = (freeBefore[(runs[run] as { last: number }).last + 1] as number) - (freeBefore[index] as number) - (from - segment.start);
+    if (rest >= needed) return from;
+    for (run += 1; run < runs.length && (longestFrom[run] as number) >= needed; run += 1) {
+      const candidate = runs[run] as { first: number; length: number };
+      if (candidate.length >= needed) return (segments[candidate.first] as Segment).start;
+    }
+    return null;
+  };
 }

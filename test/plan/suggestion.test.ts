@@ -77,6 +77,19 @@ t.test('SUGGEST: a suggestion never crosses planned work: it needs an uninterrup
   t.equal(suggested(split, 421), '2026-11-17T10:00:00', 'Monday then Tuesday would cross the task at 09:00');
 });
 
+t.test('SUGGEST: a run of free time exactly as long as the work holds it, also when no longer run follows', async (t) => {
+  // A one-day horizon from Monday 09:00: planned work at 09:00-10:00, 11:00-12:00 and 13:00-17:00
+  // leaves two free hours, 10:00-11:00 and 12:00-13:00, and nothing after them.
+  const monday9 = at('2026-11-16T09:00:00');
+  const day = planResource({
+    now: monday9, calendar: OFFICE, reservations: [], horizonDays: 1,
+    tasks: [item(1, 60), item(2, 60, at('2026-11-16T11:00:00')), item(3, 240, at('2026-11-16T13:00:00'))],
+  });
+  t.equal(day.suggest(60), at('2026-11-16T10:00:00'), 'the first free hour');
+  t.equal(day.suggest(60, at('2026-11-16T10:30:00')), at('2026-11-16T12:00:00'), 'from 10:30, the second, the last and longest run');
+  t.equal(day.suggest(61), null, 'a minute more fits nowhere');
+});
+
 t.test('SUGGEST: null, with a reason, when nothing fits within the 365-day horizon', async (t) => {
   const none = incomingSuggestion(plan({ cal: new Map() }), 60, 'Grace');
   t.strictSame(none, { suggestedStart: null, suggestionReason: 'No free working time of Grace within 365 days holds 60 minutes.' }, 'no calendar');
