@@ -18,9 +18,25 @@ export function elapsedPlannedMinutes(calendar: WeeklyCalendar, startedAt: strin
 }
 
 /**
+ * How many times faster than real time working time can grow: the most working intervals of one
+ * day that cover the same minute. 1 for any calendar the fixture loader accepts (it refuses
+ * overlaps); one written with SQL may overlap, and its overlaps count twice.
+ */
+function workingRate(calendar: WeeklyCalendar): number {
+  let rate = 1;
+  for (const intervals of calendar.values()) {
+    // At the same minute an interval's end comes before another's start: touching is no overlap.
+    const edges = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let depth = 0;
+    for (const [, step] of edges) rate = Math.max(rate, (depth += step));
+  }
+  return rate;
+}
+
+/**
  * `elapsedPlannedMinutes`, and the instant before which it certainly stays the same. Working
- * time grows at most as fast as wall time times the most intervals a day has (they never overlap
- * in a valid calendar, so normally at wall speed): the answer cannot reach the next whole minute
+ * time grows at most `workingRate` times as fast as real time (disjoint wall intervals are
+ * disjoint in real time, clock changes or not): the answer cannot reach the next whole minute
  * sooner than that. Past the limit it never changes.
  */
 export function elapsedUntilChange(
@@ -33,12 +49,11 @@ export function elapsedUntilChange(
 export function elapsedSinceUntilChange(
   calendar: WeeklyCalendar, startedAtMs: number | null, now: number,
 ): { minutes: number; until: number; minutesPerMinute: number } {
-  let rate = 1;
-  if (startedAtMs === null) return { minutes: 0, until: Number.POSITIVE_INFINITY, minutesPerMinute: rate };
+  if (startedAtMs === null) return { minutes: 0, until: Number.POSITIVE_INFINITY, minutesPerMinute: 1 };
   const exact = workingMinutesBetween(calendar, startedAtMs, now, ELAPSED_MINUTES_LIMIT);
   const minutes = Math.floor(exact);
-  if (minutes >= ELAPSED_MINUTES_LIMIT) return { minutes, until: Number.POSITIVE_INFINITY, minutesPerMinute: rate };
-  for (const intervals of calendar.values()) rate = Math.max(rate, intervals.length);
+  if (minutes >= ELAPSED_MINUTES_LIMIT) return { minutes, until: Number.POSITIVE_INFINITY, minutesPerMinute: 1 };
+  const rate = workingRate(calendar);
   return { minutes, until: now + Math.max(1, Math.floor(((minutes + 1 - exact) * 60_000) / rate)), minutesPerMinute: rate };
 }
 

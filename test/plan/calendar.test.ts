@@ -1,7 +1,7 @@
 import t from 'tap';
 import { calendar, EVERY_DAY, minutes, OFFICE, WEEKDAYS } from '../helpers/calendars.js';
 import { isoWeekday, nextDate, wallInstant, workingMinutesBetween, type WeeklyCalendar } from '../../lib/plan/calendar.js';
-import { ELAPSED_MINUTES_LIMIT, elapsedPlannedMinutes } from '../../lib/plan/remaining.js';
+import { ELAPSED_MINUTES_LIMIT, elapsedPlannedMinutes, elapsedUntilChange } from '../../lib/plan/remaining.js';
 import { epochMsToLocal, localToEpochMs } from '../../lib/time/london.js';
 
 /**
@@ -161,6 +161,22 @@ t.test('workingMinutesBetween: whole weeks and clock-change corrections give wha
         `${name}, ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}`);
     }
   }
+});
+
+t.test('elapsedUntilChange: elapsed time holds until the next whole working minute can be reached, at real speed unless intervals overlap', async (t) => {
+  const lunch = calendar(WEEKDAYS, [['09:00', '12:30'], ['13:30', '17:00']]);
+  const slots = new Map(WEEKDAYS.map((day) => [day, Array.from({ length: 48 }, (_, slot) => [slot * 30, slot * 30 + 25] as const)]));
+  for (const [name, cal] of [['a lunch break', lunch], ['48 slots a day', slots]] as const) {
+    const elapsed = elapsedUntilChange(cal, '2026-11-16T09:00:00', at('2026-11-16T09:00:30'));
+    t.equal(elapsed.minutesPerMinute, 1, `${name}: working time grows at most as fast as real time`);
+    t.equal(elapsed.until, at('2026-11-16T09:01:00'), `${name}: the answer holds until 09:01`);
+  }
+  // Intervals written with SQL may overlap; each counts, so the answer changes twice as fast.
+  const overlapping = new Map([[1, [[540, 720], [600, 660]] as const]]);
+  const doubled = elapsedUntilChange(overlapping, '2026-11-16T09:00:00', at('2026-11-16T10:00:00'));
+  t.equal(doubled.minutes, 60);
+  t.equal(doubled.minutesPerMinute, 2);
+  t.equal(doubled.until, at('2026-11-16T10:00:30'), 'the 61st minute comes in half a minute');
 });
 
 t.test('elapsedPlannedMinutes: whole working minutes since startedAt, 0 when not started', async (t) => {
