@@ -291,22 +291,34 @@ t.test('ERRORS: idle() waits for the open write batch, so close() right after it
   after.close();
 });
 
-t.test('ERRORS: a write whose batch committed keeps its answer when close() comes before the answer is delivered', async (t) => {
-  const path = join(t.testdir(), 'committed.sqlite');
+/**
+ * A service on a file, and two writes sent together into one batch: a PATCH of task 1, then a
+ * human request on it, whose answer (it may be published) comes a step after the batch commits.
+ */
+async function patchAndRequestInOneBatch(t: TapTest, logger?: { error: (entry: Record<string, unknown>) => void }) {
+  const dir = t.testdir();
+  const path = join(dir, 'batch.sqlite');
   const seed = new Database(path);
   loadFixture(seed, baseFixture(), { now: Date.parse(TEST_NOW) });
   seed.close();
-  const service = createService({ db: path, clock: manualClock(TEST_NOW) });
+  const service = createService({ db: path, clock: manualClock(TEST_NOW), ...(logger === undefined ? {} : { logger }) });
   const ada = { authorization: `Bearer ${TOKENS.ada}`, 'content-type': 'application/json' };
   const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers: ada });
   const version = Number(/plan-(\d+)/.exec(read.headers['etag'] ?? '')?.[1]);
-  const patch = service.handle({ method: 'PATCH', url: '/api/v1/tasks/1', headers: { ...ada, 'if-match': `"task-1-plan-${version}"` }, body: '{"sequence":7}' });
-  // Joins the PATCH's batch; a request that may be published answers a step after its commit.
+  const patch = (sequence: number, at: number) =>
+    service.handle({ method: 'PATCH', url: '/api/v1/tasks/1', headers: { ...ada, 'if-match': `"task-1-plan-${at}"` }, body: JSON.stringify({ sequence }) });
+  const patched = patch(7, version);
   const asked = service.handle({
     method: 'POST', url: '/api/v1/tasks/1/human-requests', headers: { ...ada, 'if-match': `"task-1-plan-${version + 1}"` },
     body: JSON.stringify({ humanAssigneeId: 11, title: 'Committed', estimatedMinutes: 5 }), // Grace
   });
-  t.equal((await patch).status, 204);
+  // Awaited by the test itself: what it does next must come in the same turn as the commit.
+  return { service, dir, path, patched, asked, patchAgain: () => patch(8, version + 2) };
+}
+
+t.test('ERRORS: a write whose batch committed keeps its answer when close() comes before the answer is delivered', async (t) => {
+  const { service, path, patched, asked } = await patchAndRequestInOneBatch(t);
+  t.equal((await patched).status, 204);
   service.close();
   const answer = await asked;
   t.equal(answer.status, 201, 'the committed request is answered as made, not 503 (a retry would ask twice)');
@@ -317,26 +329,13 @@ t.test('ERRORS: a write whose batch committed keeps its answer when close() come
 });
 
 t.test('ERRORS: a write whose batch committed does not wait for a later batch: that one failing leaves its answer as made', async (t) => {
-  const dir = t.testdir();
-  const path = join(dir, 'later.sqlite');
-  const seed = new Database(path);
-  loadFixture(seed, baseFixture(), { now: Date.parse(TEST_NOW) });
-  seed.close();
   const errors: Record<string, unknown>[] = [];
-  const service = createService({ db: path, clock: manualClock(TEST_NOW), logger: { error: (entry) => errors.push(entry) } });
+  const { service, dir, path, patched, asked, patchAgain } = await patchAndRequestInOneBatch(t, { error: (entry) => errors.push(entry) });
   t.teardown(() => service.close());
-  const ada = { authorization: `Bearer ${TOKENS.ada}`, 'content-type': 'application/json' };
-  const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers: ada });
-  const version = Number(/plan-(\d+)/.exec(read.headers['etag'] ?? '')?.[1]);
-  const patch = service.handle({ method: 'PATCH', url: '/api/v1/tasks/1', headers: { ...ada, 'if-match': `"task-1-plan-${version}"` }, body: '{"sequence":7}' });
-  const asked = service.handle({
-    method: 'POST', url: '/api/v1/tasks/1/human-requests', headers: { ...ada, 'if-match': `"task-1-plan-${version + 1}"` },
-    body: JSON.stringify({ humanAssigneeId: 11, title: 'Committed', estimatedMinutes: 5 }), // Grace
-  });
-  t.equal((await patch).status, 204);
+  t.equal((await patched).status, 204);
   // A later write opens the next batch before the request's answer is delivered; moving the file
   // away makes that batch fail at its commit (it would be lost with the file's old name).
-  const later = service.handle({ method: 'PATCH', url: '/api/v1/tasks/1', headers: { ...ada, 'if-match': `"task-1-plan-${version + 2}"` }, body: '{"sequence":8}' });
+  const later = patchAgain();
   renameSync(path, join(dir, 'moved.sqlite'));
   t.equal((await asked).status, 201, 'the committed request keeps its 201');
   expectProblem(t, await later, 'temporarily_unavailable', 'the later batch\'s write');
