@@ -121,7 +121,8 @@ function aroundChangesInYear(year: number): readonly string[] {
   const known = aroundChangesByYear.get(year);
   if (known !== undefined) return known;
   const first = `${String(year).padStart(4, '0')}-01-01`;
-  const days = daysBetween(first, `${String(year + 1).padStart(4, '0')}-01-01`);
+  // Counted, not parsed: year 9999's next new year has no YYYY-MM-DD form.
+  const days = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 366 : 365;
   const dates: string[] = [];
   for (let day = 0; day < days; day += CHANGE_SCAN_DAYS) {
     const change = changeBetween(first, day, Math.min(day + CHANGE_SCAN_DAYS, days));
@@ -136,13 +137,15 @@ function aroundChangesInYear(year: number): readonly string[] {
  * those around a change of offset. On every other day an interval lasts exactly its wall minutes.
  */
 export function daysNearChanges(from: string, to: string): Set<string> {
+  // The day after 9999-12-31 is written with an expanded year ("+010000-01-01"): past every date.
+  const end = /^\d{4}-/.test(to) ? to : '9999-12-32';
   const days = new Set<string>();
   const add = (dates: readonly string[]) => {
-    for (const date of dates) if (date >= from && date < to) days.add(date);
+    for (const date of dates) if (date >= from && date < end) days.add(date);
   };
   if (from < SUMMER_TIME_ERA) add(aroundChangesBeforeSummerTime());
   // A year's dates may spill a day into the next or the previous one.
-  const lastYear = Number(to.slice(0, 4));
+  const lastYear = Number(end.slice(0, 4));
   for (let year = Math.max(1916, Number(from.slice(0, 4)) - 1); year <= lastYear; year += 1) add(aroundChangesInYear(year));
   return days;
 }
@@ -172,11 +175,8 @@ function changeCorrection(calendar: WeeklyCalendar, date: string): number {
   return correction;
 }
 
-/**
- * Working time (ms) of the whole London days [from, to): their wall minutes, counted by weekday
- * (whole weeks at once), and the difference clock changes make on the days they touch.
- */
-function wholeDaysMs(calendar: WeeklyCalendar, weekly: number, from: string, to: string): number {
+/** The wall-clock minutes (in ms) of the whole London days [from, to), whole weeks at once. */
+function wholeDaysWallMs(calendar: WeeklyCalendar, weekly: number, from: string, to: string): number {
   const days = daysBetween(from, to);
   let ms = Math.floor(days / 7) * weekly * 60_000;
   let weekday = isoWeekday(from);
@@ -184,19 +184,32 @@ function wholeDaysMs(calendar: WeeklyCalendar, weekly: number, from: string, to:
     ms += wallMinutesOfDay(calendar, weekday) * 60_000;
     weekday = weekday === 7 ? 1 : weekday + 1;
   }
-  if (clearOfClockChanges(calendar)) return ms;
+  return ms;
+}
+
+/** What clock changes add to or take from the wall minutes of the whole London days [from, to). */
+function clockChangeMs(calendar: WeeklyCalendar, from: string, to: string): number {
+  if (clearOfClockChanges(calendar)) return 0;
+  let ms = 0;
   for (const date of daysNearChanges(from, to)) ms += changeCorrection(calendar, date);
   return ms;
 }
 
 /**
+ * The most clock changes can take from a span's working time: an hour a change, and London never
+ * changed more than four times a year (double summer time, 1941-1945 and 1947).
+ */
+const yearsMaxLossMs = (from: string, to: string): number => (Number(to.slice(0, 4)) - Number(from.slice(0, 4)) + 1) * 4 * 3_600_000;
+
+/**
  * Working time (real minutes) of a calendar between two instants in London wall time, so a
  * working day that contains a clock change is as long as it really is: the first and last days
  * interval by interval, the days between by their wall minutes (whole weeks at once), corrected
- * on the few days around each clock change. The cost follows the span's years, not its days, so
- * a night shift started years ago costs about what an office day started last week does.
+ * on the few days around each clock change. The cost follows the span's years since 1916, not
+ * its days, so a night shift started years ago costs about what one started last week does.
  *
- * The result is at most `limitMinutes`.
+ * The result is at most `limitMinutes`; a span whose wall minutes reach it even after the most
+ * clock changes could take is answered without looking for them.
  */
 export function workingMinutesBetween(
   calendar: WeeklyCalendar,
@@ -223,7 +236,12 @@ export function workingMinutesBetween(
   if (lastDate > firstDate) {
     total += dayMs(lastDate);
     const inner = nextDate(firstDate);
-    if (inner < lastDate) total += wholeDaysMs(calendar, weekly, inner, lastDate);
+    if (inner < lastDate) {
+      total += wholeDaysWallMs(calendar, weekly, inner, lastDate);
+      // Past the limit whatever the clock changes took: they need not be looked for.
+      if (total - yearsMaxLossMs(inner, lastDate) >= limitMs) return limitMinutes;
+      total += clockChangeMs(calendar, inner, lastDate);
+    }
   }
   return Math.min(total, limitMs) / 60_000;
 }

@@ -187,6 +187,9 @@ export function sourceRefresher(options: RefreshOptions) {
       // out only once.
       const superseded = (appliedCalls.get(seen.id) ?? 0) > asked;
       if (!superseded) appliedCalls.set(seen.id, asked);
+      // Then the item is as the later call left it: failed when that call failed, so a claim
+      // holding an earlier success is not granted on a source last seen failing.
+      if (superseded && sources.item(seen.id)?.isAvailable !== 1) failedItems.add(seen.id);
       if (snapshot === null) {
         if (superseded) continue;
         sources.recordFailure(seen.id, now);

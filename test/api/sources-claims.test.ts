@@ -423,6 +423,35 @@ t.test('SOURCES: a failure a list still holds is not recorded over a later succe
   t.equal((await readTask(h, 1)).externalContext[0].isAvailable, true, 'the item stays available');
 });
 
+t.test('SOURCES: a claim holding a success of an item that a later refresh found failing is refused 503, as the item now stands', async (t) => {
+  let failing = false;
+  let releaseT2: (() => void) | undefined;
+  let holdT2 = false;
+  const tracker: SourceProvider = {
+    refresh: (itemId) => {
+      if (itemId === 'T-1' && failing) return Promise.reject(new Error('tracker down'));
+      if (itemId !== 'T-2' || !holdT2) return { title: itemId };
+      return new Promise((resolve) => { releaseT2 = () => resolve({ title: itemId }); });
+    },
+    publish: async () => ({ ref: 'r' }),
+  };
+  // Task 1 is linked to T-1 and T-2; task 3, waiting on something external, to T-1 alone.
+  const { h } = await sourceWorld(t, { links: { 1: ['T-1', 'T-2'], 3: ['T-1'] }, service: { sources: { tracker } } });
+  t.equal((await patchTask(h, 3, { isWaiting: true })).status, 204);
+  t.equal((await h.call('GET', `${API}/tasks/available`)).status, 200, 'the baselines');
+  h.clock.advance(16_000);
+  holdT2 = true;
+  const claimed = claim(h, 1, await etagOf(h, 1));
+  while (releaseT2 === undefined) await new Promise((resolve) => setImmediate(resolve));
+  // The claim has T-1's success and waits for T-2; the waiting list asks T-1 again, and it fails.
+  failing = true;
+  t.equal((await h.call('GET', `${API}/tasks/waiting`)).status, 200);
+  t.equal((await readTask(h, 1)).externalContext[0].isAvailable, false, 'T-1 is recorded as failing');
+  releaseT2();
+  expectProblem(t, await claimed, 'source_unavailable', 'the claim answers as T-1 now stands');
+  t.equal(leases(h, 1), 0, 'no lease');
+});
+
 t.test('SOURCES: a reply in an answer a list still holds is recorded, once, though a later answer was applied first', async (t) => {
   const reply = { id: 'x1', inReplyTo: 'r', author: 'Grace', text: 'Warm.', createdUtc: null };
   // The provider hands the reply out once: later answers no longer carry it.
