@@ -60,8 +60,9 @@ function weeklyWallMinutes(calendar: WeeklyCalendar): number {
 }
 
 /**
- * London's clock changes are at least 28 days apart (16 March and 13 April 1947): a stretch of 21
- * days holds at most one, and holds one exactly when its two ends have different offsets.
+ * London's clock changes are always more than 27 days apart (the closest: 16 March 02:00Z and
+ * 13 April 01:00Z 1947): a stretch of 21 days holds at most one, and holds one exactly when its
+ * two ends have different offsets.
  */
 const CHANGE_SCAN_DAYS = 21;
 
