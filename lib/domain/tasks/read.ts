@@ -113,7 +113,8 @@ export function taskReads(deps: TaskReadDependencies) {
       const first = offer();
       if (first.stale.length === 0) return views(principal, first.rows, false, now, first.until);
       // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
-      return deps.sources.refresh(first.stale).then(() => views(principal, offer(new Set(first.stale.map((item) => item.id))).rows, false, now, now));
+      const asked = new Set(first.stale.map((item) => item.id));
+      return deps.sources.refresh(first.stale).then(() => views(principal, offer(asked).rows, false, now, now));
     },
 
     /**
