@@ -116,3 +116,44 @@ t.test('README: "Why PATCH misses" works from latest.json\'s ceiling and referen
   const NUMBERS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
   t.equal(NUMBERS.indexOf(cheaper?.[1] ?? ''), Math.round((service ?? 0) / (leaves ?? 1)), 'how much cheaper the service would have to be');
 });
+
+// README's planning-cost rows, in order → bench/results/plan.json's scenarios (`npm run bench:plan`).
+const PLAN_ROWS = [
+  ['one agent with 1,000 open tasks', 'resourceWith1000Tasks'],
+  ['one agent with 20,000 open tasks', 'resourceWith20000Tasks'],
+  ['one agent with 1,000 open and 99,000 finished tasks', 'resourceWith99000DoneTasks'],
+  ['1,000 tasks, 10 agents', 'smallOrganisation'],
+  ['100,000 tasks, 1,000 agents', 'largeOrganisation'],
+  ['1,000 tasks, one of 1,000,000 minutes, on 48 slots of 25 minutes a day', 'slotsCalendar'],
+  ['night shift (22:00-06:00), 1,000 tasks in progress since 1 January 2024', 'nightShiftStarted2024'],
+  ['night shift, 1,000 tasks in progress since 1 January 2018', 'nightShiftStarted2018'],
+  ['48 slots a day, 1,000 tasks and 1,000 floating Incoming items none of which fits a free run', 'incomingSuggestions'],
+] as const;
+const PLAN_COLUMNS = ['planMs', 'getTaskMs', 'availableMs', 'readThenPatchMs', 'writeReadPatchAvailableMs'] as const;
+
+/** A figure as written ("14.7 ms") agrees when it is the measured one rounded to its own decimals. */
+function roundsTo(published: string, measured: number): boolean {
+  const decimals = /\.(\d+)/.exec(published)?.[1]?.length ?? 0;
+  return Math.abs(Number.parseFloat(published) - measured) <= 0.5 * 10 ** -decimals + 1e-9;
+}
+
+t.test('README: the planning-cost table is bench/results/plan.json, row by row', async (t) => {
+  const plan = JSON.parse(readFileSync(new URL('../../bench/results/plan.json', import.meta.url), 'utf8')) as
+    Record<string, Record<string, number>>;
+  for (const [label, scenario] of PLAN_ROWS) {
+    const line = performance.split('\n').find((candidate) => candidate.startsWith(`| ${label} |`));
+    const measured = plan[scenario];
+    if (line === undefined || measured === undefined) {
+      t.fail(`no table row "${label}" or no scenario "${scenario}"`);
+      continue;
+    }
+    const cells = line.slice(label.length + 4).split('|').map((cell) => cell.trim());
+    PLAN_COLUMNS.forEach((column, index) => {
+      const cell = cells[index] ?? '';
+      // The Incoming row measures a PATCH and the Incoming list in the offer list's column.
+      const value = column === 'writeReadPatchAvailableMs' ? measured[column] ?? measured['patchThenIncomingMs'] : measured[column];
+      if (value === undefined) t.equal(cell, '', `${label}: ${column} is left empty`);
+      else t.ok(roundsTo(cell, value), `${label}: ${column} ${cell} for ${value} ms`);
+    });
+  }
+});
