@@ -149,6 +149,43 @@ t.test('GET: remainingMinutes is max(0, estimatedMinutes - elapsed planned time)
   t.equal(beyond.json.code, 'invalid_field');
 });
 
+t.test('GET and PATCH: elapsed planned time skips the break of a day with two working intervals, however the fixture orders them', async (t) => {
+  // Contract 11's own example of a split day, listed afternoon first: the loader stores rows, the
+  // service reads them back per day, and a break must not count as working time.
+  const fixture = remainingFixture();
+  fixture.staff.push({
+    id: 16, organisationId: 1, name: 'Lena', kind: 'agent', isActive: true,
+    calendar: { mon: [['13:30', '17:00'], ['09:00', '12:30']], tue: [['12:00', '17:00'], ['09:00', '12:00']] },
+  });
+  fixture.clients.push({ id: 112, organisationId: 1, name: 'lena-bot', token: 'wta_test_lena_split_day', sponsorId: 11, resourceId: 16, isActive: true, scopes: ['tasks:read', 'tasks:update'] });
+  fixture.tasks.push(
+    { id: 18, projectId: 1, title: 'Split Monday', status: 'InProgress', estimatedMinutes: 600, startedAt: '2026-11-16T09:00:00', assignees: [{ staffMemberId: 16 }] },
+    { id: 19, projectId: 1, title: 'Touching Tuesday', status: 'InProgress', estimatedMinutes: 600, startedAt: '2026-11-17T09:00:00', assignees: [{ staffMemberId: 16 }] },
+  );
+  const lena = 'wta_test_lena_split_day';
+  const h = adaWorld({ fixture, now: '2026-11-16T15:00:00Z', token: lena });
+  // 09:00-12:30 and 13:30-15:00: 210 + 90 minutes, not the 360 of the wall clock.
+  t.equal((await readTask(h, 18, lena)).remainingMinutes, 300, 'the lunch break is not working time');
+  t.equal(await estimateAfter(t, h, 18, 100, lena), 400, 'remainingMinutes 100 on top of 300 elapsed');
+  h.clock.set('2026-11-17T15:00:00Z');
+  // Intervals that touch at noon work straight through: 360 minutes by 15:00.
+  t.equal((await readTask(h, 19, lena)).remainingMinutes, 240, 'touching intervals count once each');
+  // And Monday counts whole: 210 + 210 = 420 minutes, plus Tuesday's 360.
+  t.equal((await readTask(h, 18, lena)).remainingMinutes, 0, 'all 400 minutes elapsed');
+  t.equal(await estimateAfter(t, h, 18, 0, lena), 780, 'elapsed over both days');
+});
+
+t.test('GET: a started task of a resource with no working time at all has its whole estimate remaining', async (t) => {
+  const fixture = remainingFixture();
+  fixture.staff.push({ id: 16, organisationId: 1, name: 'Idle', kind: 'agent', isActive: true, calendar: {} });
+  fixture.clients.push({ id: 112, organisationId: 1, name: 'idle-bot', token: 'wta_test_idle_agent', sponsorId: 11, resourceId: 16, isActive: true, scopes: ['tasks:read', 'tasks:update'] });
+  fixture.tasks.push({ id: 18, projectId: 1, title: 'Never worked', status: 'InProgress', estimatedMinutes: 600, startedAt: '2026-11-09T09:00:00', assignees: [{ staffMemberId: 16 }] });
+  const idle = 'wta_test_idle_agent';
+  const h = adaWorld({ fixture, token: idle });
+  t.match(await readTask(h, 18, idle), { estimatedMinutes: 600, remainingMinutes: 600 }, 'a week after its start');
+  t.equal(await estimateAfter(t, h, 18, 50, idle), 50, 'no elapsed time to add');
+});
+
 t.test('GET: a startedAt in year 0000 on a calendar that works at midnight reads as settled, never 500', async (t) => {
   // Owl works round the clock at weekends: counting from year 0000 starts before London's 1847 switch to GMT.
   const h = world({ token: OWL });
