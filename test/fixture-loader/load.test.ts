@@ -240,6 +240,43 @@ t.test('FIXTURE: a file with duplicate members is rejected by the strict reader,
   t.ok(deep instanceof FixtureError && deep.path === 'staff[1].calendar.MON', `names staff[1].calendar.MON (got ${String(deep)})`);
 });
 
+t.test('FIXTURE: each reference and time rule the schema cannot express is refused naming its path, and nothing is written', async (t) => {
+  const cases: ReadonlyArray<readonly [string, (fixture: FixtureShape) => void, string, RegExp]> = [
+    ['an interval time in the spring gap', (f) => {
+      f.tasks[5]!['actualIntervals'] = [{ staffMemberId: 10, start: '2026-03-29T01:30:00', end: '2026-03-29T03:00:00' }];
+    }, 'tasks[5].actualIntervals[0].start', /nonexistent Europe\/London wall time/],
+    ['a project of an organisation nobody defined', (f) => { f.projects[0]!['organisationId'] = 99; }, 'projects[0].organisationId', /no organisation 99/],
+    ['a calendar interval ending where it starts', (f) => { f.staff[0]!['calendar'] = { mon: [['09:00', '12:00'], ['13:00', '13:00']] }; }, 'staff[0].calendar.mon[1]', /start must be before end/],
+    ['a calendar interval ending before it starts', (f) => { f.staff[0]!['calendar'] = { fri: [['17:00', '09:00']] }; }, 'staff[0].calendar.fri[0]', /start must be before end/],
+    ['a staff member assigned twice to one task', (f) => { f.tasks[0]!['assignees'] = [{ staffMemberId: 10 }, { staffMemberId: 10 }]; }, 'tasks[0].assignees[1].staffMemberId', /assigned twice/],
+    ['a task depending on itself', (f) => { f.tasks[2]!['dependencyIds'] = [3]; }, 'tasks[2].dependencyIds[0]', /cannot depend on itself/],
+    ['a claim on a task nobody defined', (f) => { f.claims[0]!['taskId'] = 999; }, 'claims[0].taskId', /no task 999/],
+    ['a claim by a client of another organisation', (f) => { f.claims[0]!['clientId'] = 105; }, 'claims[0].clientId', /no client 105 in the task's organisation/],
+    ['a claim expiring on a day no calendar has', (f) => { f.claims[0]!['expiresUtc'] = '2026-02-30T00:00:00Z'; }, 'claims[0].expiresUtc', /not a UTC instant/],
+  ];
+  for (const [name, mutate, path, message] of cases) t.test(name, async (t) => expectFixtureError(t, mutate, path, message));
+});
+
+t.test('FIXTURE: a task id the database already holds as an assistance stage is refused, and nothing is written', async (t) => {
+  const db = freshDb();
+  loadFixture(db, baseFixture());
+  db.prepare("INSERT INTO stages (id, kind) VALUES (500, 'assistance')").run();
+  const before = rowCounts(db);
+  const fixture = baseFixture();
+  fixture.tasks.push({ id: 500, projectId: 1, title: 'Taken id', assignees: [{ staffMemberId: 10 }] });
+  const error = caught(() => loadFixture(db, fixture));
+  t.ok(error instanceof FixtureError && error.path === `tasks[${fixture.tasks.length - 1}].id`, `names the task's id (got ${String(error)})`);
+  t.match(String(error), /500 is an assistance stage/);
+  t.same(rowCounts(db), before, 'nothing written');
+});
+
+t.test('FIXTURE: a file that cannot be read is refused as such, naming the file', async (t) => {
+  const missing = join(t.testdir(), 'absent.json');
+  const error = caught(() => loadFixtureFile(freshDb(), missing));
+  t.ok(error instanceof FixtureError && error.path === '(file)', `names (file) (got ${String(error)})`);
+  t.match(String(error), `cannot read ${missing}`);
+});
+
 t.test('FIXTURE: a fixture file loads like the object', async (t) => {
   const dir = t.testdir();
   const file = join(dir, 'world.json');
