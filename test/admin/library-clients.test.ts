@@ -82,6 +82,16 @@ t.test('LIBRARY: adminClients refuses what no database could hold with a TypeErr
   tt.throws(() => clients.create({ ...good, scopes: ['tasks:write'] } as unknown as NewClient), new AdminError(`unknown scope "tasks:write" (scopes: tasks:read, tasks:update, tasks:time, tasks:notes, human-requests:create, human-requests:read)`),
     'an unknown scope from a caller without the types');
   tt.throws(() => clients.rotate(999), new AdminError('no client 999'));
+  // Staff 20 and 21 belong to organisation 2: a credential may not cross organisations either way.
+  for (const [bad, error] of [
+    [{ ...good, name: '   ' }, 'the client name must not be empty'],
+    [{ ...good, sponsorId: 21 }, 'sponsor 21 is not a staff member of organisation 1'],
+    [{ ...good, sponsorId: 999 }, 'sponsor 999 is not a staff member of organisation 1'],
+    [{ ...good, resourceId: 20 }, 'resource 20 is not a staff member of organisation 1'],
+    [{ ...good, organisationId: 99 }, 'no organisation 99'],
+  ] as const) {
+    tt.throws(() => clients.create(bad), new AdminError(error), error);
+  }
   tt.equal(count(), before, 'nothing written');
 });
 
