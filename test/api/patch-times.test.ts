@@ -125,6 +125,8 @@ t.test('PATCH: a syntactically bad local-date-time gives 400 validation_failed',
   const bad = [
     '2026-02-30T10:00:00', '2026-11-16 10:00:00', '2026-11-16T10:00', '2026-11-16T24:00:00', '2026-13-01T10:00:00',
     '2026-11-16T10:00:00+0100', '2026-11-16T10:00:00z', '2026-11-16', '', '2026-11-16T10:00:00.', 'yesterday',
+    // Well-formed, but London's wall time of the instant falls outside years 0000-9999.
+    '9999-12-31T23:30:00-05:00', '0000-01-01T00:00:00+01:00',
   ];
   for (const member of ['startedAt', 'earliestStart', 'releaseDate']) {
     for (const value of bad) expectCode(t, await patchTask(h, 12, { [member]: value }), 400, 'validation_failed', `${member} ${JSON.stringify(value)}`);
