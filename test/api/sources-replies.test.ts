@@ -397,6 +397,53 @@ t.test('SOURCES: a publish ref over 1000 characters, which no reply can name, is
   t.equal(posted[1]?.details, 'More?', 'the source has the question already');
 });
 
+t.test('SOURCES: a publish answered 2xx without a ref is a failed publication: logged, retried after the back-off, published once a ref comes', async (t) => {
+  let answers: Record<string, unknown>[] = [{}, { ref: null }];
+  let posts = 0;
+  const forgetful: SourceProvider = {
+    refresh: async () => ({ title: 'Forgetful' }),
+    publish: async () => ((posts += 1), answers.shift() ?? { ref: 'F-1' }),
+  };
+  const { h, logs } = await sourceWorld(t, { links: { 1: [{ providerKey: 'forgetful', itemId: 'F-1' }] }, service: { sources: { forgetful } } });
+  const { stageId } = await ask(h);
+  await h.service.idle();
+  t.equal(posts, 1);
+  const failure = logs.find((log) => log.level === 'error' && /publishing an assistance request failed/.test(String(log.entry['message'])));
+  t.match(failure?.entry, {
+    stageId, providerKey: 'forgetful', attempt: 1, retryAtUtc: '2026-11-16T10:00:30.000Z', error: 'the source answered without a ref',
+  }, 'the log says why');
+  t.equal(h.db.prepare('SELECT external_ref FROM source_publications WHERE stage_id = ?').pluck().get(stageId), null, 'not marked as sent');
+  h.clock.advance(31_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(posts, 2, 'retried; a null ref fails the same way');
+  h.clock.advance(61_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(posts, 3, 'retried again after the doubled back-off');
+  t.equal(h.db.prepare('SELECT external_ref FROM source_publications WHERE stage_id = ?').pluck().get(stageId), 'F-1', 'sent, with its ref');
+  answers = [];
+  h.clock.advance(2 * 3_600_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(posts, 3, 'not posted again');
+});
+
+t.test('SOURCES: a reply time longer than 64 characters is unreadable: the receipt time, even when its long fraction would parse', async (t) => {
+  const { h, stub, ref } = await published(t);
+  const longFraction = `2026-11-16T10:59:00.${'0'.repeat(39)}+01:00`;
+  t.equal(longFraction.length, 65);
+  stub.addReply('T-1', { id: 'long-time', inReplyTo: ref, author: 'D', text: 'four', createdUtc: longFraction });
+  stub.addReply('T-1', { id: 'fits', inReplyTo: ref, author: 'E', text: 'five', createdUtc: longFraction.slice(0, 40) + '+01:00' });
+  h.clock.advance(PAST_MAX_AGE_MS);
+  await h.call('GET', `${API}/tasks/available`);
+  const changes = (await readTask(h, 1)).externalChanges as { author: string; occurredUtc: string }[];
+  t.same(changes.map(({ author, occurredUtc }) => [author, occurredUtc]), [
+    ['D', '2026-11-16T10:00:15.001Z'],
+    ['E', '2026-11-16T09:59:00.000Z'],
+  ]);
+});
+
 t.test('SOURCES: a followup on a request the source never took publishes the whole request; an unpublished one publishes nothing', async (t) => {
   const { h, stub, completeLocally, followUp } = await withGrace(t);
   stub.failPublish('T-1', { kind: 'status', status: 500 });
