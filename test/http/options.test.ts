@@ -87,6 +87,19 @@ t.test('OPTIONS: a bad logger throws TypeError', async (t) => {
   }
 });
 
+t.test('OPTIONS: a bad sourceTimeoutMs or sourceMaxAgeMs throws TypeError naming its range; the bounds themselves are accepted', async (t) => {
+  for (const [sourceTimeoutMs, what] of [[0, '0'], [1.5, '1.5'], [3_600_001, 'over an hour'], ['5000', "'5000'"], [Number.NaN, 'NaN'], [null, 'null']] as const) {
+    expectTypeError(t, { db: ':memory:', sourceTimeoutMs }, 'createService: options.sourceTimeoutMs must be an integer number of milliseconds from 1 to 3600000', `sourceTimeoutMs ${what}`);
+  }
+  for (const [sourceMaxAgeMs, what] of [[-1, '-1'], [0.5, '0.5'], [3_600_001, 'over an hour'], [Infinity, 'Infinity']] as const) {
+    expectTypeError(t, { db: ':memory:', sourceMaxAgeMs }, 'createService: options.sourceMaxAgeMs must be an integer number of milliseconds from 0 to 3600000', `sourceMaxAgeMs ${what}`);
+  }
+  for (const options of [{ sourceTimeoutMs: 1 }, { sourceTimeoutMs: 3_600_000 }, { sourceMaxAgeMs: 0 }, { sourceMaxAgeMs: 3_600_000 }]) {
+    t.doesNotThrow(() => createService({ db: ':memory:', ...options }).close(), JSON.stringify(options));
+  }
+  t.match(resolveOptions({ db: ':memory:' }), { sourceTimeoutMs: 5000, sourceMaxAgeMs: 15_000 }, 'the defaults');
+});
+
 t.test('OPTIONS: valid options construct a service', async (t) => {
   const minimal = createService({ db: ':memory:' });
   t.type(minimal.handle, 'function');
