@@ -4,7 +4,7 @@ import { baseFixture, TOKENS } from '../helpers/fixture.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 import type { CallOptions, CallResult, Harness } from '../helpers/service.js';
 import { sourceWorld, untilAsked, type SourceWorld } from '../helpers/stub-tracker.js';
-import type { SourceProvider } from '../../lib/sources/provider.js';
+import type { ProviderPublication, SourceProvider } from '../../lib/sources/provider.js';
 
 /**
  * Publishing assistance requests to linked sources and the replies that come back (contract 8
@@ -398,7 +398,8 @@ t.test('SOURCES: a publish ref over 1000 characters, which no reply can name, is
 });
 
 t.test('SOURCES: a publish answered 2xx without a ref is a failed publication: logged, retried after the back-off, published once a ref comes', async (t) => {
-  let answers: Record<string, unknown>[] = [{}, { ref: null }];
+  // What an untyped provider (or a plain HTTP source) may answer, whatever the interface says.
+  let answers = [{}, { ref: null }] as unknown as ProviderPublication[];
   let posts = 0;
   const forgetful: SourceProvider = {
     refresh: async () => ({ title: 'Forgetful' }),
