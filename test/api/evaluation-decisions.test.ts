@@ -277,6 +277,10 @@ t.test('EVALUATION: followup appends the message to details and opens the questi
   const second = await respondedRequest(h, 3, null);
   t.equal((await evaluate(h, 3, { decision: 'followup', incomingId: second.incomingId, revision: second.revision, message: 'Which colour?' })).status, 204);
   t.equal((await humanRequest(h, second.stageId)).details, 'Which colour?');
+  // Nor after empty ones: an empty string is no details, not a paragraph to follow.
+  const third = await respondedRequest(h, 5, '');
+  t.equal((await evaluate(h, 5, { decision: 'followup', incomingId: third.incomingId, revision: third.revision, message: 'Which size?' })).status, 204);
+  t.equal((await humanRequest(h, third.stageId)).details, 'Which size?');
 
   // Answered again, the follow-up can be evaluated like the first response.
   await answer(h, incomingId, 'B is shorter');

@@ -52,7 +52,8 @@ export function externalEvaluation(deps: EvaluationDependencies) {
       };
       if (input.decision === 'keepwaiting') return commit(reopened);
       const message = nonblank(input.message, 'message');
-      const details = row.details === null ? message : `${row.details}\n\nFollow-up: ${message}`;
+      // Empty details (the request allows "") are no details: no paragraph break before nothing.
+      const details = row.details === null || row.details === '' ? message : `${row.details}\n\nFollow-up: ${message}`;
       // The Limits hold for what is stored too: details never grow past what a request may send.
       if (codePoints(details) > MAX_TEXT_LENGTH) throw new ServiceError('invalid_field', 'details would exceed the text limit');
       // Contract 8: the follow-up goes where the request went.
