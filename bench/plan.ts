@@ -101,6 +101,14 @@ const SLOTS = Array.from({ length: 7 }, (_, day) => Array.from({ length: 48 }, (
 /** 22:00 to 06:00 on weekday nights: the hours where London's clock changes fall. */
 const NIGHT_SHIFT = [1, 2, 3, 4, 5].flatMap((day) => [[day, 1320, 1440], [day + 1, 0, 360]] as const);
 
+/** 1,000 tasks on the slotted calendar, the 501st of 1,000,000 minutes. */
+function slottedWorld(): ReturnType<typeof world> {
+  const slotted = world(1, 1000);
+  setCalendar(slotted, SLOTS);
+  slotted.db.prepare('UPDATE tasks SET estimated_minutes = 1000000 WHERE id = ?').run((slotted.generated.taskIds[0] as number[])[500] as number);
+  return slotted;
+}
+
 function planCost(setup: ReturnType<typeof world>, resourceId: number): number {
   const { db, clock } = setup;
   const inputs = planInputStatements(db);
@@ -141,10 +149,9 @@ async function main() {
     ...(await requestCosts(large, large.generated)),
   };
 
-  // Calendars of many short intervals: one task of 1,000,000 minutes fills about 33,000 slots.
-  const slotted = world(1, 1000);
-  setCalendar(slotted, SLOTS);
-  slotted.db.prepare('UPDATE tasks SET estimated_minutes = 1000000 WHERE id = ?').run((slotted.generated.taskIds[0] as number[])[500] as number);
+  // Calendars of many short intervals: the 1,000,000-minute task fills every slot left in the
+  // 365-day horizon (about 17,000), so 51 tasks are offered.
+  const slotted = slottedWorld();
   results['slotsCalendar'] = { planMs: planCost(slotted, AGENT_STAFF_ID), ...(await requestCosts(slotted, slotted.generated, 20)) };
 
   // Elapsed working time since each start, on a calendar that works across midnight.
@@ -155,10 +162,9 @@ async function main() {
     results[name] = { planMs: planCost(night, AGENT_STAFF_ID), ...(await requestCosts(night, night.generated, 20)) };
   }
 
-  // Suggestions for 1,000 floating Incoming items, each longer than any free run of the
-  // slotted calendar: none fits, and each is answered from the plan's runs at once.
-  const incoming = world(1, 1000);
-  setCalendar(incoming, SLOTS);
+  // Suggestions for 1,000 floating Incoming items on the slotted calendar, whose horizon the
+  // long task fills: none fits, and each is answered from the plan's runs at once.
+  const incoming = slottedWorld();
   const insertItem = incoming.db.prepare(`INSERT INTO incoming_items (id, organisation_id, recipient_id, title, estimated_minutes,
       requester, requested_at_utc, revision) VALUES (?, 1, ?, ?, 30, 'Sponsor', ?, '0b7e2f9c-5d1a-4c3e-8f6b-9a2d4e1c7b30')`);
   incoming.db.transaction(() => {

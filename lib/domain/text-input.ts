@@ -6,8 +6,13 @@ import { ServiceError } from './errors.js';
  */
 const BLANK = /^\p{White_Space}*$/u;
 
+/** Whether text says nothing: empty, or whitespace only. */
+export function isBlank(value: string): boolean {
+  return BLANK.test(value);
+}
+
 /** Text members that must say something: whitespace only is a value error (422), not a shape error. */
 export function nonblank(value: string, member: string): string {
-  if (BLANK.test(value)) throw new ServiceError('invalid_field', `${member}: blank`);
+  if (isBlank(value)) throw new ServiceError('invalid_field', `${member}: blank`);
   return value;
 }

@@ -39,9 +39,10 @@ t.test('BACKUP: the copy is one self-contained file that passes its integrity ch
   const source = sourceIn(dir);
   const target = join(dir, 'nested', 'copy.sqlite');
   const summary = await backupDatabase(source, target);
-  t.ok(summary.pages > 0);
+  t.strictSame(readdirSync(join(dir, 'nested')), ['copy.sqlite'], 'no -wal, -shm or -journal beside it');
   const copy = new Database(target, { readonly: true, fileMustExist: true });
   t.teardown(() => copy.close());
+  t.equal(summary.pages, copy.pragma('page_count', { simple: true }), 'every page reported');
   t.equal(copy.pragma('journal_mode', { simple: true }), 'delete');
   t.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
   t.equal(copy.prepare('SELECT count(*) FROM tasks').pluck().get(), baseFixture().tasks.length);

@@ -120,8 +120,6 @@ t.test('HUMAN REQUESTS: a task lists its humanRequests in assistance-stage id or
 
   const task = await readTask(h, 1);
   t.strictSame(task.humanRequests.map((request: { stageId: number }) => request.stageId), expected, 'GET /tasks/1');
-  const seeded = task.humanRequests.filter((request: { stageId: number }) => request.stageId <= 702);
-  t.strictSame(seeded.map((request: { incomingId: number }) => request.incomingId), [52, 51, 50], 'the Incoming ids run the other way');
   const waiting = (await h.call('GET', `${API}/tasks/waiting`)).json.find((entry: { id: number }) => entry.id === 1);
   t.strictSame(waiting?.humanRequests.map((request: { stageId: number }) => request.stageId), expected, 'the waiting list too');
 });
@@ -130,14 +128,15 @@ t.test('HUMAN REQUESTS: a task lists its humanRequests in assistance-stage id or
 t.test('HUMAN REQUESTS: a blocking request raised on a Done task reads blocked: true with ["human assistance"]; the task stays Done', async (t) => {
   const h = adaWorld();
   const before = await readTask(h, 6);
-  t.match(before, { status: 'Done', blocked: false, blockingReasons: [] });
+  t.match(before, { status: 'Done', blocked: false });
+  t.strictSame(before.blockingReasons, [], 'nothing blocks it before');
 
   const { stageId } = await ask(h, 6, { title: 'Review the shipped work' });
   const task = await readTask(h, 6);
-  t.match(task, {
-    status: 'Done', completedAt: before.completedAt, blocked: true, blockingReasons: ['human assistance'],
-  }, 'blocked, and still Done with its completion time');
-  t.match(task.humanRequests, [{ stageId, isBlocking: true, isOutstandingBlocker: true }]);
+  t.match(task, { status: 'Done', completedAt: before.completedAt, blocked: true }, 'blocked, and still Done with its completion time');
+  t.strictSame(task.blockingReasons, ['human assistance'], 'the one reason');
+  t.equal(task.humanRequests.length, 1);
+  t.match(task.humanRequests[0], { stageId, isBlocking: true, isOutstandingBlocker: true });
 });
 
 // README, the Incoming rules (~458-459 and ~471-473).
@@ -185,8 +184,9 @@ t.test('EVALUATION: an unacknowledged reply change keeps requiresAttention true 
   t.equal(awaiting?.id, incomingId, 'the reply awaits evaluation');
 
   t.equal((await evaluate(h, 1, { decision: 'resolve', incomingId, revision: awaiting.revision })).status, 204, 'resolved');
-  t.match(await readTask(h, 1), { blocked: false, responsesAwaitingEvaluation: [], requiresAttention: true },
-    'unblocked, nothing to evaluate, and still requiring attention for the unacknowledged reply');
+  const resolved = await readTask(h, 1);
+  t.match(resolved, { blocked: false, requiresAttention: true }, 'unblocked, and still requiring attention for the unacknowledged reply');
+  t.strictSame(resolved.responsesAwaitingEvaluation, [], 'nothing left to evaluate');
 
   t.equal((await evaluate(h, 1, { decision: 'acknowledge', eventId: reply.id })).status, 204, 'the reply change acknowledged');
   const seen = await readTask(h, 1);
@@ -257,7 +257,8 @@ t.test('SOURCES: the very first refresh of an item records the replies to publis
   const task = await readTask(h, 1);
   t.strictSame(task.externalChanges.map((change: { kind: string; incomingId: number | null }) => [change.kind, change.incomingId]),
     [['reply', incomingId]], 'the reply is recorded; the baseline is no change');
-  t.match(task.humanRequests, [{ stageId, responseState: 'responded', response: 'Warm.' }]);
+  t.equal(task.humanRequests.length, 1);
+  t.match(task.humanRequests[0], { stageId, responseState: 'responded', response: 'Warm.' });
   t.equal(workspaceVersion(h), version + 1, 'recording the reply is one mutation');
 
   h.clock.advance(PAST_MAX_AGE_MS);

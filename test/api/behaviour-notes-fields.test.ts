@@ -1,8 +1,6 @@
 import t from 'tap';
-import Database from 'better-sqlite3';
-import { FixtureError, loadFixture } from '../../lib/fixtures/load.js';
 import type { CallResult } from '../helpers/service.js';
-import { baseFixture, DESK_TOKENS, TEST_NOW, withDesks, type FixtureShape } from '../helpers/fixture.js';
+import { baseFixture, DESK_TOKENS, withDesks } from '../helpers/fixture.js';
 import { addAssistance, adaWorld, API, etagOf, expectCode, patchTask, postNote, putEffort, readTask } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 import { sourceWorld } from '../helpers/stub-tracker.js';
@@ -10,7 +8,7 @@ import { sourceWorld } from '../helpers/stub-tracker.js';
 /**
  * README behaviour notes on requests and fields, each checked as the README words it: the claim
  * 503's Retry-After, empty EmptyRequest bodies whatever their labels, nonblank text, fractions
- * of a second in time inputs, and the fixture loader's defaults, seeded leases and sponsors.
+ * of a second in time inputs (the fixture loader's are in test/fixture-loader/load.test.ts).
  */
 
 let keys = 0;
@@ -115,53 +113,4 @@ t.test('TIME: actual intervals that overlap by less than a second do not overlap
   t.equal((await readTask(h, 3)).actualMinutes, 60, 'counted to the second');
   t.equal((await putEffort(h, 4, { actualIntervals: [ada('2026-11-16T09:50:00', '2026-11-16T10:00:00.999Z')] })).status, 204,
     'an end of 10:00:00.999 at 10:00:00.000 is not in the future either');
-});
-
-/** A fresh database with `fixture` loaded at `now`. */
-function loaded(fixture: FixtureShape, now = Date.parse(TEST_NOW)): Database.Database {
-  const db = new Database(':memory:');
-  loadFixture(db, fixture, { now });
-  return db;
-}
-
-t.test('FIXTURE: defaults: a project\'s priorityName is normal, its dates and deadline reason null, and every isActive true', async (t) => {
-  const fixture = baseFixture();
-  fixture.organisations.push({ id: 4, name: 'Bare' });
-  fixture.staff.push({ id: 40, organisationId: 4, name: 'Bare human', kind: 'human' });
-  fixture.clients.push({ id: 140, organisationId: 4, name: 'bare-bot', token: 'wta_test_bare_defaults', sponsorId: 40 });
-  fixture.projects.push({ id: 40, organisationId: 4, name: 'Bare project' });
-  const db = loaded(fixture);
-  t.strictSame(db.prepare(`SELECT priority_name AS priorityName, target_date_local AS targetDate, hard_deadline_local AS hardDeadline,
-      deadline_reason AS deadlineReason, is_active AS isActive FROM projects WHERE id = 40`).get(),
-  { priorityName: 'normal', targetDate: null, hardDeadline: null, deadlineReason: null, isActive: 1 }, 'the project');
-  t.equal(db.prepare('SELECT is_active FROM organisations WHERE id = 4').pluck().get(), 1, 'the organisation is active');
-  t.equal(db.prepare('SELECT is_active FROM staff WHERE id = 40').pluck().get(), 1, 'the staff member is active');
-  t.equal(db.prepare('SELECT is_active FROM api_clients WHERE id = 140').pluck().get(), 1, 'the client is active');
-});
-
-t.test('FIXTURE: a seeded claim\'s acquisition time is the load time, or its expiry if that is earlier', async (t) => {
-  const now = Date.parse(TEST_NOW);
-  const fixture = baseFixture();
-  const live = { taskId: 11, clientId: 100, token: '5b1e8c3a-2f4d-4a6b-9c8d-7e6f5a4b3c2d', expiresUtc: '2026-11-16T10:10:00.000Z' };
-  const expired = { taskId: 11, clientId: 100, token: '6c2f9d4b-3a5e-4b7c-8d9e-8f7a6b5c4d3e', expiresUtc: '2026-11-16T09:58:30.250Z' };
-  const db = loaded({ ...fixture, claims: [live, expired] }, now);
-  const acquired = (token: string) => db.prepare('SELECT acquired_utc FROM claims WHERE token = ?').pluck().get(token);
-  t.equal(acquired(live.token), now, 'a live claim: acquired at the load');
-  t.equal(acquired(expired.token), Date.parse(expired.expiresUtc), 'an expired claim: acquired at its expiry');
-});
-
-t.test('FIXTURE: a client whose sponsor is a human of another organisation is refused at its sponsorId, and nothing is written', async (t) => {
-  const db = loaded(baseFixture());
-  const fixture = baseFixture();
-  // Gail (staff 21) is a human of organisation 2; the client is of organisation 1.
-  fixture.clients.push({ id: 120, organisationId: 1, name: 'cross-bot', token: 'wta_test_cross_sponsor', sponsorId: 21, resourceId: 10, scopes: ['tasks:read'] });
-  let error: unknown;
-  try {
-    loadFixture(db, fixture, { now: Date.parse(TEST_NOW) });
-  } catch (caught) {
-    error = caught;
-  }
-  t.ok(error instanceof FixtureError && error.path === 'clients[9].sponsorId', `refused at clients[9].sponsorId (got ${String(error)})`);
-  t.equal(db.prepare('SELECT count(*) FROM api_clients WHERE id = 120').pluck().get(), 0, 'the client was not written');
-  t.equal(db.prepare('SELECT count(*) FROM api_clients').pluck().get(), baseFixture().clients.length, 'nothing else either');
 });

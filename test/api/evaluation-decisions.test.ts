@@ -277,10 +277,12 @@ t.test('EVALUATION: followup appends the message to details and opens the questi
   const second = await respondedRequest(h, 3, null);
   t.equal((await evaluate(h, 3, { decision: 'followup', incomingId: second.incomingId, revision: second.revision, message: 'Which colour?' })).status, 204);
   t.equal((await humanRequest(h, second.stageId)).details, 'Which colour?');
-  // Nor after empty ones: an empty string is no details, not a paragraph to follow.
-  const third = await respondedRequest(h, 5, '');
-  t.equal((await evaluate(h, 5, { decision: 'followup', incomingId: third.incomingId, revision: third.revision, message: 'Which size?' })).status, 204);
-  t.equal((await humanRequest(h, third.stageId)).details, 'Which size?');
+  // Nor after blank ones (empty, or whitespace as the nonblank rule knows it): no paragraph to follow.
+  for (const [taskId, blank, label] of [[5, '', 'empty'], [8, ' \u0085\u3000', 'space, NEXT LINE, ideographic space']] as const) {
+    const asked = await respondedRequest(h, taskId, blank);
+    t.equal((await evaluate(h, taskId, { decision: 'followup', incomingId: asked.incomingId, revision: asked.revision, message: 'Which size?' })).status, 204);
+    t.equal((await humanRequest(h, asked.stageId)).details, 'Which size?', `after details: ${label}`);
+  }
 
   // Answered again, the follow-up can be evaluated like the first response.
   await answer(h, incomingId, 'B is shorter');

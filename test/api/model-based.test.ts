@@ -1182,7 +1182,7 @@ function evaluateRules(m: Model, taskId: number, body: Record<string, unknown>):
       if (body['decision'] === 'followup') {
         if (target.published) model.followUps.push(target.stageId);
         const message = body['message'] as string;
-        target.details = target.details === null || target.details === '' ? message : `${target.details}\n\nFollow-up: ${message}`;
+        target.details = target.details === null || /^\p{White_Space}*$/u.test(target.details) ? message : `${target.details}\n\nFollow-up: ${message}`;
       }
     }
   });
@@ -2384,7 +2384,7 @@ const writeArb: fc.Arbitrary<WriteParams> = fc.oneof(
     title: fc.constantFrom('Which headline?', 'Which headline?', 'Which headline?', 'Which headline?', 'Which headline?', '  ', ''), estimate: fc.constantFrom(15, 15, 15, 15, 15, 0),
     blocking: fc.constantFrom<boolean | null>(null, true, false, false), priority: fc.constantFrom<string | null>(null, null, 'critical', 'low'),
     publish: fc.constantFrom(false, false, false, false, true, true),
-    details: fc.constantFrom<string | null | undefined>(undefined, undefined, null, '', 'Context for the question'),
+    details: fc.constantFrom<string | null | undefined>(undefined, undefined, null, '', ' \u3000', 'Context for the question'),
     kind: fc.constantFrom<string | undefined>(undefined, undefined, 'Review', 'Approval', 'Action'),
   }).map((a): WriteParams => ({
     ...a.common, op: 'assist', task: a.task, human: a.human, title: a.title, estimate: a.estimate, blocking: a.blocking, priority: a.priority,

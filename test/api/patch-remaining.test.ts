@@ -149,7 +149,7 @@ t.test('GET: remainingMinutes is max(0, estimatedMinutes - elapsed planned time)
   t.equal(beyond.json.code, 'invalid_field');
 });
 
-t.test('GET and PATCH: elapsed planned time skips the break of a day with two working intervals, however the fixture orders them', async (t) => {
+t.test('GET and PATCH: elapsed planned time skips the break of a day with two working intervals (listed afternoon first)', async (t) => {
   // Contract 11's own example of a split day, listed afternoon first: the loader stores rows, the
   // service reads them back per day, and a break must not count as working time.
   const fixture = remainingFixture();

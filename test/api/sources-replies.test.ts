@@ -399,7 +399,7 @@ t.test('SOURCES: a publish ref over 1000 characters, which no reply can name, is
 
 t.test('SOURCES: a publish answered 2xx without a ref is a failed publication: logged, retried after the back-off, published once a ref comes', async (t) => {
   // What an untyped provider (or a plain HTTP source) may answer, whatever the interface says.
-  let answers = [{}, { ref: null }] as unknown as ProviderPublication[];
+  const answers = [{}, { ref: null }] as unknown as ProviderPublication[];
   let posts = 0;
   const forgetful: SourceProvider = {
     refresh: async () => ({ title: 'Forgetful' }),
@@ -409,8 +409,8 @@ t.test('SOURCES: a publish answered 2xx without a ref is a failed publication: l
   const { stageId } = await ask(h);
   await h.service.idle();
   t.equal(posts, 1);
-  const failure = logs.find((log) => log.level === 'error' && /publishing an assistance request failed/.test(String(log.entry['message'])));
-  t.match(failure?.entry, {
+  const failures = () => logs.filter((log) => log.level === 'error' && /publishing an assistance request failed/.test(String(log.entry['message'])));
+  t.match(failures()[0]?.entry, {
     stageId, providerKey: 'forgetful', attempt: 1, retryAtUtc: '2026-11-16T10:00:30.000Z', error: 'the source answered without a ref',
   }, 'the log says why');
   t.equal(h.db.prepare('SELECT external_ref FROM source_publications WHERE stage_id = ?').pluck().get(stageId), null, 'not marked as sent');
@@ -418,12 +418,17 @@ t.test('SOURCES: a publish answered 2xx without a ref is a failed publication: l
   await h.call('GET', `${API}/identity`);
   await h.service.idle();
   t.equal(posts, 2, 'retried; a null ref fails the same way');
-  h.clock.advance(61_000);
+  t.match(failures()[1]?.entry, { stageId, attempt: 2, retryAtUtc: '2026-11-16T10:01:31.000Z', error: 'the source answered without a ref' },
+    'the back-off doubles: 60 s after the second failure (10:00:31)');
+  h.clock.advance(55_000);
   await h.call('GET', `${API}/identity`);
   await h.service.idle();
-  t.equal(posts, 3, 'retried again after the doubled back-off');
+  t.equal(posts, 2, 'not retried before then');
+  h.clock.advance(6_000);
+  await h.call('GET', `${API}/identity`);
+  await h.service.idle();
+  t.equal(posts, 3, 'retried once due');
   t.equal(h.db.prepare('SELECT external_ref FROM source_publications WHERE stage_id = ?').pluck().get(stageId), 'F-1', 'sent, with its ref');
-  answers = [];
   h.clock.advance(2 * 3_600_000);
   await h.call('GET', `${API}/identity`);
   await h.service.idle();

@@ -277,6 +277,42 @@ t.test('FIXTURE: a file that cannot be read is refused as such, naming the file'
   t.match(String(error), `cannot read ${missing}`);
 });
 
+t.test('FIXTURE: defaults: a project\'s priorityName is normal, its dates and deadline reason null, and every isActive true', async (t) => {
+  const fixture = baseFixture();
+  fixture.organisations.push({ id: 4, name: 'Bare' });
+  fixture.staff.push({ id: 40, organisationId: 4, name: 'Bare human', kind: 'human' });
+  fixture.clients.push({ id: 140, organisationId: 4, name: 'bare-bot', token: 'wta_test_bare_defaults', sponsorId: 40 });
+  fixture.projects.push({ id: 40, organisationId: 4, name: 'Bare project' });
+  const db = freshDb();
+  loadFixture(db, fixture);
+  t.strictSame(db.prepare(`SELECT priority_name AS priorityName, target_date_local AS targetDate, hard_deadline_local AS hardDeadline,
+      deadline_reason AS deadlineReason, is_active AS isActive FROM projects WHERE id = 40`).get(),
+  { priorityName: 'normal', targetDate: null, hardDeadline: null, deadlineReason: null, isActive: 1 }, 'the project');
+  t.equal(db.prepare('SELECT is_active FROM organisations WHERE id = 4').pluck().get(), 1, 'the organisation is active');
+  t.equal(db.prepare('SELECT is_active FROM staff WHERE id = 40').pluck().get(), 1, 'the staff member is active');
+  t.equal(db.prepare('SELECT is_active FROM api_clients WHERE id = 140').pluck().get(), 1, 'the client is active');
+});
+
+t.test('FIXTURE: a seeded claim is acquired at the load that first seeds it, or at its expiry if that is earlier; a reload changes the expiry only', async (t) => {
+  const now = Date.parse('2026-11-16T10:00:00.000Z');
+  const live = { taskId: 11, clientId: 100, token: '5b1e8c3a-2f4d-4a6b-9c8d-7e6f5a4b3c2d', expiresUtc: '2026-11-16T10:10:00.000Z' };
+  const expired = { taskId: 11, clientId: 100, token: '6c2f9d4b-3a5e-4b7c-8d9e-8f7a6b5c4d3e', expiresUtc: '2026-11-16T09:58:30.250Z' };
+  const db = freshDb();
+  loadFixture(db, { ...baseFixture(), claims: [live, expired] }, { now });
+  const lease = (token: string) => db.prepare('SELECT acquired_utc AS acquired, expires_utc AS expires FROM claims WHERE token = ?').get(token);
+  t.strictSame(lease(live.token), { acquired: now, expires: Date.parse(live.expiresUtc) }, 'a live claim: acquired at the load');
+  t.strictSame(lease(expired.token), { acquired: Date.parse(expired.expiresUtc), expires: Date.parse(expired.expiresUtc) }, 'an expired claim: at its expiry');
+  loadFixture(db, { claims: [{ ...live, expiresUtc: '2026-11-16T10:20:00.000Z' }] } as unknown as FixtureShape, { now: now + 60_000 });
+  t.strictSame(lease(live.token), { acquired: now, expires: Date.parse('2026-11-16T10:20:00.000Z') }, 'reloaded a minute later');
+});
+
+t.test('FIXTURE: a client whose sponsor is a human of another organisation is refused at its sponsorId', async (t) => {
+  // Gail (staff 21) is a human of organisation 2; the client is of organisation 1.
+  expectFixtureError(t, (f) => {
+    f.clients.push({ id: 120, organisationId: 1, name: 'cross-bot', token: 'wta_test_cross_sponsor', sponsorId: 21, resourceId: 10, scopes: ['tasks:read'] });
+  }, `clients[${baseFixture().clients.length}].sponsorId`);
+});
+
 t.test('FIXTURE: a fixture file loads like the object', async (t) => {
   const dir = t.testdir();
   const file = join(dir, 'world.json');

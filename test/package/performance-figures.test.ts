@@ -127,7 +127,7 @@ const PLAN_ROWS = [
   ['1,000 tasks, one of 1,000,000 minutes, on 48 slots of 25 minutes a day', 'slotsCalendar'],
   ['night shift (22:00-06:00), 1,000 tasks in progress since 1 January 2024', 'nightShiftStarted2024'],
   ['night shift, 1,000 tasks in progress since 1 January 2018', 'nightShiftStarted2018'],
-  ['48 slots a day, 1,000 tasks and 1,000 floating Incoming items none of which fits a free run', 'incomingSuggestions'],
+  ['the same 1,000 tasks on 48 slots a day and 1,000 floating Incoming items, none of which fits', 'incomingSuggestions'],
 ] as const;
 const PLAN_COLUMNS = ['planMs', 'getTaskMs', 'availableMs', 'readThenPatchMs', 'writeReadPatchAvailableMs'] as const;
 
@@ -140,6 +140,9 @@ function roundsTo(published: string, measured: number): boolean {
 t.test('README: the planning-cost table is bench/results/plan.json, row by row', async (t) => {
   const plan = JSON.parse(readFileSync(new URL('../../bench/results/plan.json', import.meta.url), 'utf8')) as
     Record<string, Record<string, number>>;
+  const header = performance.indexOf('| scenario | one resource\'s plan |');
+  const table = performance.slice(header, performance.indexOf('\n\n', header)).split('\n').slice(2);
+  t.strictSame(table.map((line) => line.split(' | ')[0]?.slice(2)), PLAN_ROWS.map(([label]) => label), 'the rows, in order, and no others');
   for (const [label, scenario] of PLAN_ROWS) {
     const line = performance.split('\n').find((candidate) => candidate.startsWith(`| ${label} |`));
     const measured = plan[scenario];

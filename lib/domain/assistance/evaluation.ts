@@ -3,7 +3,7 @@ import type { ExternalEvaluationInput } from '../../schemas/requests.js';
 import type { AssistanceStatements } from '../../store/assistance.js';
 import type { SourceChangeStatements } from '../../store/source-changes.js';
 import { ServiceError } from '../errors.js';
-import { nonblank } from '../text-input.js';
+import { isBlank, nonblank } from '../text-input.js';
 import type { MutationOutcome } from '../outcome.js';
 import { incomingUpdate } from './incoming.js';
 import type { Publications } from './publications.js';
@@ -52,8 +52,8 @@ export function externalEvaluation(deps: EvaluationDependencies) {
       };
       if (input.decision === 'keepwaiting') return commit(reopened);
       const message = nonblank(input.message, 'message');
-      // Empty details (the request allows "") are no details: no paragraph break before nothing.
-      const details = row.details === null || row.details === '' ? message : `${row.details}\n\nFollow-up: ${message}`;
+      // Blank details (a request may send "" or spaces) are no details: no paragraph after nothing.
+      const details = row.details === null || isBlank(row.details) ? message : `${row.details}\n\nFollow-up: ${message}`;
       // The Limits hold for what is stored too: details never grow past what a request may send.
       if (codePoints(details) > MAX_TEXT_LENGTH) throw new ServiceError('invalid_field', 'details would exceed the text limit');
       // Contract 8: the follow-up goes where the request went.
