@@ -154,6 +154,21 @@ t.test('GET /healthz answers 200 {"status":"ok"} outside /api/v1, unauthenticate
   await output.waitFor('stderr', /"route":"\/healthz","status":405/);
 });
 
+t.test('serve without --db or WTA_DB serves ./data/worker-task-api.sqlite of its working directory; SIGINT stops it (exit 0)', async (tt) => {
+  const dir = tt.testdir();
+  const child = start(['serve', '--port', '0'], {}, dir);
+  tt.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const output = watch(child);
+  const port = Number((await output.waitFor('stdout', /^listening on http:\/\/127\.0\.0\.1:(\d+)$/m))[1]);
+  tt.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+  tt.ok(existsSync(join(dir, 'data', 'worker-task-api.sqlite')), 'the default database, made where the command runs');
+  child.kill('SIGINT');
+  tt.strictSame(await exited(child), { code: 0, signal: null }, 'SIGINT (Ctrl-C) stops it cleanly');
+  tt.strictSame(notJson(output.stderr), [], 'every line on stderr is JSON');
+});
+
 t.test('serve warns about plain HTTP when the address it is bound to is not loopback, judged after the host name is resolved', async (tt) => {
   const database = fixtureDatabase(tt);
   // 2130706433 is 127.0.0.1 written as one number: only resolving it shows it is loopback.

@@ -18,9 +18,10 @@ export function cleanEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.P
   return { ...buildEnv(), ...extra };
 }
 
-export function start(args: readonly string[], env: Readonly<Record<string, string>> = {}): ChildProcess {
+/** Spawns the command line, in the repository unless `cwd` says otherwise. */
+export function start(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd = ROOT): ChildProcess {
   return spawn(process.execPath, [CLI, ...args], {
-    cwd: ROOT,
+    cwd,
     env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
