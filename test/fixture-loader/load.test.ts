@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import Database from 'better-sqlite3';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FixtureError, loadFixture, loadFixtureFile } from '../../lib/fixtures/load.js';
 import { hashToken } from '../../lib/auth/token.js';
@@ -311,6 +311,24 @@ t.test('FIXTURE: a client whose sponsor is a human of another organisation is re
   expectFixtureError(t, (f) => {
     f.clients.push({ id: 120, organisationId: 1, name: 'cross-bot', token: 'wta_test_cross_sponsor', sponsorId: 21, resourceId: 10, scopes: ['tasks:read'] });
   }, `clients[${baseFixture().clients.length}].sponsorId`);
+});
+
+t.test('FIXTURE: the contract\'s own example fixture loads as written, twice, and its client works', async (t) => {
+  const contract = readFileSync(new URL('../../docs/design/contract.md', import.meta.url), 'utf8');
+  const example = /```json\n([\s\S]*?)\n```/.exec(contract)?.[1];
+  if (example === undefined) {
+    t.fail('contract.md has no json example');
+    return;
+  }
+  const db = freshDb();
+  const counts = { organisations: 1, staff: 2, clients: 1, projects: 1, tasks: 1, claims: 1 };
+  t.strictSame(loadFixture(db, JSON.parse(example)), counts);
+  t.strictSame(loadFixture(db, JSON.parse(example)), counts, 'and again, as an upsert');
+  const service = createService({ db });
+  t.teardown(() => service.close());
+  const identity = await service.handle({ method: 'GET', url: '/api/v1/identity', headers: { authorization: 'Bearer wta_example_ada' } });
+  t.equal(identity.status, 200);
+  t.match(JSON.parse(String(identity.body)), { clientName: 'ada-bot' });
 });
 
 t.test('FIXTURE: a fixture file loads like the object', async (t) => {
