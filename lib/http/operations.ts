@@ -9,6 +9,7 @@ import {
   Claim, ClaimRelease, CreatedRequest, HumanRequest, Identity, Incoming, Task,
 } from '../schemas/resources.js';
 import { Type } from 'typebox';
+import type { ErrorCode } from '../domain/errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT';
 
@@ -114,7 +115,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
   },
   {
     operationId: 'listAvailableTasks', method: 'GET', path: '/tasks/available',
-    summary: 'Owned, unfinished, unblocked, unclaimed work with a current scheduler allocation.',
+    summary: 'Owned, unfinished, unblocked, unclaimed work with a current scheduler allocation or an estimate of 0.',
     caller: 'resource-client', scope: 'tasks:read', target: 'none', query: noQuery, body: null,
     idempotencyKey: 'none', ifMatch: 'none', claimHeader: false,
     success: { status: 200, description: 'Runnable tasks in offer order.', schema: Type.Array(Task), headers: [] },
@@ -135,7 +136,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
   {
     ...taskWrite('patchTask', 'PATCH', '/tasks/{id}', 'Change planning fields of an owned task.', 'tasks:update',
       { schema: TaskPatch, required: true }, 'optional',
-      { status: 204, description: 'Changed. Carries Warning 299 when remainingMinutes was sent.', schema: null, headers: ['Warning'] }),
+      { status: 204, description: 'Applied (an empty PATCH {} changes nothing and moves no version). Carries Warning 299 when remainingMinutes was sent.', schema: null, headers: ['Warning'] }),
     memberScopes: [{ member: 'actualIntervals', scope: 'tasks:time' }],
   },
   taskWrite('replaceActualEffort', 'PUT', '/tasks/{id}/actual-effort', "Replace the caller's own actual intervals.",
@@ -174,7 +175,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
   incomingAction('startIncoming', 'start', 'Commit to the item and start it now.', { schema: EmptyRequest, required: false }),
   incomingAction('planIncoming', 'plan', 'Commit to the item at an explicit plannedStart.', { schema: IncomingPlan, required: true }),
   incomingAction('reassignIncoming', 'reassign', 'Hand floating work to another staff member.', { schema: IncomingReassign, required: true }),
-  incomingAction('completeIncoming', 'complete', 'Complete the item, optionally with a response.', { schema: IncomingComplete, required: true }),
+  incomingAction('completeIncoming', 'complete', 'Complete the item, with a response or {} for none.', { schema: IncomingComplete, required: true }),
   {
     operationId: 'getOpenApi', method: 'GET', path: '/openapi.json', summary: 'This OpenAPI 3.0.3 description.',
     caller: 'anonymous', scope: null, target: 'none', query: noQuery, body: null, idempotencyKey: 'none',
@@ -182,5 +183,26 @@ export const OPERATIONS: readonly OperationSpec[] = [
     success: { status: 200, description: 'The OpenAPI document.', schema: Type.Object({}, { additionalProperties: true }), headers: [] },
   },
 ];
+
+/**
+ * The business rules' error codes of each operation, beyond what its table row implies (the
+ * pipeline's checks of credentials, scope, target, body, If-Match, retry key and lease header):
+ * the OpenAPI document lists them per operation, and the tests check every answer against them.
+ */
+export const BUSINESS_ERRORS: Readonly<Record<OperationId, readonly ErrorCode[]>> = {
+  getIdentity: [], listAvailableTasks: [], listWaitingTasks: [], getTask: [], getHumanRequest: [], listIncoming: [], getOpenApi: [],
+  patchTask: ['task_completed', 'task_blocked', 'dependency_conflict', 'invalid_field'],
+  replaceActualEffort: ['invalid_field'],
+  appendNote: ['invalid_field'],
+  claimTask: ['task_completed', 'task_blocked', 'task_not_runnable', 'task_claimed', 'source_context_changed', 'source_unavailable'],
+  renewClaim: ['claim_expired'],
+  releaseClaim: ['claim_expired'],
+  createHumanRequest: ['invalid_field', 'human_assignee_invalid'],
+  evaluateExternal: ['stale_update', 'request_completed', 'incoming_state_conflict', 'source_context_changed', 'invalid_field'],
+  startIncoming: ['incoming_state_conflict'],
+  planIncoming: ['incoming_state_conflict', 'invalid_field'],
+  reassignIncoming: ['incoming_state_conflict', 'human_assignee_invalid'],
+  completeIncoming: ['incoming_state_conflict'],
+};
 
 export const BASE_PATH = '/api/v1';

@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import { ERROR_CATALOGUE } from '../http/problem.js';
-import { BASE_PATH, OPERATIONS, type OperationSpec } from '../http/operations.js';
+import { BASE_PATH, BUSINESS_ERRORS, OPERATIONS, type OperationSpec } from '../http/operations.js';
+import type { ErrorCode } from '../domain/errors.js';
 import { Id } from './common.js';
 import { IdempotencyKey, LeaseToken } from './requests.js';
 import { Problem } from './resources.js';
@@ -87,30 +88,30 @@ class SchemaConverter {
 }
 
 const STATUS_RESPONSES: readonly { status: number; name: string; description: string; headers?: string[] }[] = [
-  { status: 400, name: 'BadRequest', description: 'validation_failed.' },
-  { status: 401, name: 'Unauthorized', description: 'authentication_failed.', headers: ['WWW-Authenticate'] },
-  { status: 403, name: 'Forbidden', description: 'permission_denied or task_not_owned.' },
-  { status: 404, name: 'NotFound', description: 'route_not_found, task_not_found, request_not_found or incoming_not_found.' },
-  { status: 405, name: 'MethodNotAllowed', description: 'method_not_allowed.', headers: ['Allow'] },
+  { status: 400, name: 'BadRequest', description: 'The request is malformed: its JSON, parameters or headers.' },
+  { status: 401, name: 'Unauthorized', description: 'A missing, invalid or revoked credential, or an inactive sponsor, organisation or resource.', headers: ['WWW-Authenticate'] },
+  { status: 403, name: 'Forbidden', description: 'A scope or assignment denial.' },
+  { status: 404, name: 'NotFound', description: 'No such path, or no such task, request or Incoming item for the caller.' },
+  { status: 405, name: 'MethodNotAllowed', description: 'The path does not support the method.', headers: ['Allow'] },
   { status: 409, name: 'Conflict', description: 'A business conflict.' },
-  { status: 412, name: 'PreconditionFailed', description: 'stale_update: a malformed or stale task ETag or Incoming revision.', headers: ['ETag'] },
-  { status: 413, name: 'PayloadTooLarge', description: 'request_too_large.' },
+  { status: 412, name: 'PreconditionFailed', description: 'A malformed or stale task ETag or Incoming revision; the ETag header has the current one.', headers: ['ETag'] },
+  { status: 413, name: 'PayloadTooLarge', description: 'A JSON body over 131072 bytes.' },
   {
     status: 415, name: 'UnsupportedMediaType',
-    description: 'unsupported_media_type: a body that is not application/json or application/*+json (charset utf-8 only), or has a Content-Encoding other than identity or a Transfer-Encoding other than chunked.',
+    description: 'A body that is not application/json or application/*+json (charset utf-8 only), or has a Content-Encoding other than identity or a Transfer-Encoding other than chunked.',
     headers: ['Accept-Encoding'],
   },
-  { status: 422, name: 'UnprocessableEntity', description: 'invalid_field, human_assignee_invalid or idempotency_key_required. The spec also lists validation_failed under 422; this service answers every validation_failed with 400.' },
-  { status: 428, name: 'PreconditionRequired', description: 'precondition_required: If-Match missing.' },
-  { status: 429, name: 'TooManyRequests', description: 'rate_limited.', headers: ['Retry-After'] },
-  { status: 500, name: 'InternalError', description: 'internal_error, carrying only a traceId.' },
-  { status: 503, name: 'ServiceUnavailable', description: 'source_unavailable or temporarily_unavailable.', headers: ['Retry-After'] },
+  { status: 422, name: 'UnprocessableEntity', description: 'Valid JSON that breaks a field or domain rule, or a missing or malformed Idempotency-Key. The spec also lists validation_failed under 422; this service answers every validation_failed with 400.' },
+  { status: 428, name: 'PreconditionRequired', description: 'If-Match is missing.' },
+  { status: 429, name: 'TooManyRequests', description: 'The rate limit is exceeded.', headers: ['Retry-After'] },
+  { status: 500, name: 'InternalError', description: 'A sanitised failure carrying only a traceId.' },
+  { status: 503, name: 'ServiceUnavailable', description: "A linked source could not be read (a claim), or the service cannot take the request now.", headers: ['Retry-After'] },
 ];
 
 const HEADERS: Record<string, JsonObject> = {
   'X-Trace-Id': { description: 'Trace id of this request (32 lowercase hex characters).', schema: { type: 'string', pattern: '^[0-9a-f]{32}$' } },
-  RateLimit: { description: 'Remaining requests and seconds to the end of the window as the answer is sent (a full window once it has ended), e.g. "default";r=119;t=60.', schema: { type: 'string' } },
-  'RateLimit-Policy': { description: 'The limit policy, "default";q=120;w=60.', schema: { type: 'string' } },
+  RateLimit: { description: 'Remaining requests and seconds to the end of the window as the answer is sent (a full window once it has ended), e.g. "default";r=119;t=60. On answers to authenticated requests, errors included; not on a 401, nor on answers given before authentication (an unknown path or method, a body over the limit).', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'The limit policy, "default";q=120;w=60 at the default limit (q is the limit the service runs with).', schema: { type: 'string' } },
   'WWW-Authenticate': { description: 'Always Bearer.', schema: { type: 'string', enum: ['Bearer'] } },
   Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
   'Accept-Encoding': { description: 'On a 415 for a Content-Encoding: identity, the only content coding request bodies may have.', schema: { type: 'string', enum: ['identity'] } },
@@ -118,7 +119,7 @@ const HEADERS: Record<string, JsonObject> = {
     description: 'Whole seconds to wait, at least 1. 429: to the end of the rate-limit window. 503 temporarily_unavailable: 1 (the database was busy or full, its storage stopped taking writes or its file is no longer at its path, or the service is shutting down). 503 source_unavailable: how long the failure keeps the task out of GET /tasks/available (15 by default).',
     schema: { type: 'integer', minimum: 1 },
   },
-  ETag: { description: 'On task reads and writes the quoted task ETag (equal to the etag field); on Incoming actions the quoted new revision.', schema: { type: 'string' } },
+  ETag: { description: "On task reads and writes the quoted task ETag (equal to the etag field); on Incoming actions the quoted new revision. On a 412, the current one to retry with: the task's ETag, or for an Incoming action the item's current revision.", schema: { type: 'string' } },
   Location: { description: 'Path of the created assistance stage.', schema: { type: 'string' } },
   Warning: { description: '299 warning for deprecated input.', schema: { type: 'string' } },
   'Idempotent-Replayed': { description: 'true when the response is a stored receipt.', schema: { type: 'string', enum: ['true'] } },
@@ -150,6 +151,28 @@ const PARAMETERS: Record<string, JsonObject> = {
   IfNoneMatch: { name: 'If-None-Match', in: 'header', required: false, description: 'A matching ETag gives 304.', schema: { type: 'string' } },
 };
 
+/**
+ * The error codes an operation can answer, by status: what its table row implies (credentials,
+ * scope, target, body, If-Match, retry key, lease header) and its business rules. Unknown paths
+ * and methods (404 route_not_found, 405) are answered for the path, before any operation.
+ */
+function operationErrorCodes(operation: OperationSpec): Record<string, ErrorCode[]> {
+  const codes = new Set<ErrorCode>(['validation_failed', 'request_too_large', 'internal_error', 'temporarily_unavailable']);
+  if (operation.caller !== 'anonymous') codes.add('authentication_failed').add('rate_limited');
+  if (operation.caller === 'resource-client' || operation.scope !== null) codes.add('permission_denied');
+  if (operation.target === 'task') codes.add('task_not_found').add('task_not_owned');
+  if (operation.target === 'assistance-stage') codes.add('request_not_found').add('task_not_owned');
+  if (operation.target === 'incoming') codes.add('incoming_not_found');
+  if (operation.body !== null) codes.add('unsupported_media_type');
+  if (operation.ifMatch !== 'none') codes.add('precondition_required').add('stale_update');
+  if (operation.idempotencyKey !== 'none') codes.add('idempotency_conflict').add('idempotency_key_required');
+  if (operation.claimHeader) codes.add('task_claimed').add('claim_expired');
+  for (const code of BUSINESS_ERRORS[operation.operationId]) codes.add(code);
+  const byStatus: Record<string, ErrorCode[]> = {};
+  for (const code of codes) (byStatus[String(ERROR_CATALOGUE[code].status)] ??= []).push(code);
+  return Object.fromEntries(Object.entries(byStatus).sort(([a], [b]) => Number(a) - Number(b)).map(([status, list]) => [status, list.sort()]));
+}
+
 function operationObject(operation: OperationSpec, converter: SchemaConverter): JsonObject {
   const parameters: Json[] = [];
   const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });
@@ -177,13 +200,17 @@ function operationObject(operation: OperationSpec, converter: SchemaConverter): 
   }
   for (const { status, name } of STATUS_RESPONSES) responses[String(status)] = { $ref: `#/components/responses/${name}` };
 
+  const errorCodes = operationErrorCodes(operation);
   const result: JsonObject = {
     operationId: operation.operationId,
     summary: operation.summary,
-    description: describeRules(operation),
+    description: `${describeRules(operation)} Errors it answers: ${Object.entries(errorCodes).map(([status, list]) => `${status} ${list.join(', ')}`).join('; ')}.`,
     parameters,
     responses,
     security: authenticated ? [{ bearer: [] }] : [],
+    // The same, machine-readable: an operation lists every status of the spec's Errors table
+    // (the responses above), but answers only these codes.
+    'x-error-codes': errorCodes,
   };
   if (operation.body !== null) {
     result['requestBody'] = {
@@ -225,9 +252,10 @@ export function openApiDocument(): JsonObject {
   for (const { status, name, description, headers = [] } of STATUS_RESPONSES) {
     const codes = Object.entries(ERROR_CATALOGUE).filter(([, entry]) => entry.status === status).map(([code]) => code);
     responses[name] = {
-      description: `${description} Codes: ${codes.join(', ')}.`,
-      // Authenticated answers carry the RateLimit fields, errors included (a 401 has no client).
-      headers: headerRefs([...headers, 'X-Trace-Id', ...(status === 401 ? [] : ['RateLimit', 'RateLimit-Policy'])]),
+      description: `${description} Codes: ${codes.join(', ')} (each operation's x-error-codes say which it answers).`,
+      // Authenticated answers carry the RateLimit fields, errors included; a 401 has no client,
+      // and 405 and 413 are answered before authentication.
+      headers: headerRefs([...headers, 'X-Trace-Id', ...([401, 405, 413].includes(status) ? [] : ['RateLimit', 'RateLimit-Policy'])]),
       content: { 'application/problem+json': { schema: problemSchema } },
     };
   }

@@ -44,14 +44,23 @@ export const TaskPatch = Type.Object(
       ...Minutes,
       description: "Total planned duration. Where the caller's assignment has its own estimate, that becomes this value too.",
     }),
-    remainingMinutes: Type.Optional({ ...Minutes, deprecated: true }),
+    remainingMinutes: Type.Optional({
+      ...Minutes, deprecated: true,
+      description: 'Deprecated: sets estimatedMinutes to the elapsed planned duration plus this value (estimatedMinutes wins when both are sent); the 204 then carries Warning 299.',
+    }),
     startedAt: Type.Optional(Nullable(LocalDateTimeInput)),
     earliestStart: Type.Optional(Nullable(LocalDateTimeInput)),
     isWaiting: Type.Optional(Type.Boolean()),
     releaseDate: Type.Optional(Nullable(LocalDateTimeInput)),
     resourceMode: Type.Optional(ResourceMode),
-    dependencyIds: Type.Optional(Type.Array(Id, { maxItems: 1000 })),
-    actualIntervals: Type.Optional(Type.Array(ActualIntervalInput, { maxItems: 1000 })),
+    dependencyIds: Type.Optional(Type.Array(Id, {
+      maxItems: 1000,
+      description: 'Replaces the list: tasks of the same organisation, not this one, no duplicates (422 invalid_field); a cycle is 409 dependency_conflict.',
+    })),
+    actualIntervals: Type.Optional(Type.Array(ActualIntervalInput, {
+      maxItems: 1000,
+      description: "Replaces the caller's own intervals, as PUT /tasks/{id}/actual-effort does (also needs scope tasks:time).",
+    })),
   },
   closed('TaskPatch'),
 );

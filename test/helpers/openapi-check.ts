@@ -7,7 +7,10 @@ import { openApiDocument } from '../../lib/schemas/openapi.js';
  * TypeBox, so a response shape that drifts from the document fails the test that produced it.
  */
 const document = openApiDocument() as {
-  paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> }>>;
+  paths: Record<string, Record<string, {
+    responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }>;
+    'x-error-codes': Record<string, string[]>;
+  }>>;
   components: { responses: Record<string, { content: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> };
 };
 
@@ -45,6 +48,15 @@ export interface CheckedResponse {
   body?: string;
 }
 
+function problemCode(body: string | undefined): string {
+  try {
+    const parsed: unknown = JSON.parse(body ?? '');
+    return typeof parsed === 'object' && parsed !== null && 'code' in parsed ? String(parsed.code) : '(no code)';
+  } catch {
+    return '(no JSON)';
+  }
+}
+
 /** Returns a list of problems (empty when the response conforms). */
 export function openApiProblems(method: string, url: string, response: CheckedResponse): string[] {
   const problems: string[] = [];
@@ -59,6 +71,13 @@ export function openApiProblems(method: string, url: string, response: CheckedRe
     if (response.status < 400) return [`${method} ${url}: ${status} for an undocumented operation`];
     const named = operation?.responses[status];
     if (operation !== undefined && named === undefined) problems.push(`${method} ${template}: status ${status} not documented`);
+    const code = problemCode(response.body);
+    // An unknown path or method is answered for the path, before any operation (a known template
+    // can still be matched by a path that is not the operation's: a #fragment, /identity unprefixed).
+    const pathLevel = code === 'route_not_found' || code === 'method_not_allowed';
+    if (operation !== undefined && !pathLevel && !(operation['x-error-codes'][status] ?? []).includes(code)) {
+      problems.push(`${method} ${template}: ${status} ${code} is not among its x-error-codes`);
+    }
     schemaPointer = '/components/schemas/Error';
     mediaType = 'application/problem+json';
     if (named?.$ref !== undefined) {
