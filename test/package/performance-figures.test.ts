@@ -127,7 +127,7 @@ const PLAN_ROWS = [
   ['1,000 tasks, one of 1,000,000 minutes, on 48 slots of 25 minutes a day', 'slotsCalendar'],
   ['night shift (22:00-06:00), 1,000 tasks in progress since 1 January 2024', 'nightShiftStarted2024'],
   ['night shift, 1,000 tasks in progress since 1 January 2018', 'nightShiftStarted2018'],
-  ['the same 1,000 tasks on 48 slots a day and 1,000 floating Incoming items, none of which fits', 'incomingSuggestions'],
+  ['the 48-slot world above, with 1,000 floating Incoming items, none of which fits', 'incomingSuggestions'],
 ] as const;
 const PLAN_COLUMNS = ['planMs', 'getTaskMs', 'availableMs', 'readThenPatchMs', 'writeReadPatchAvailableMs'] as const;
 
