@@ -137,7 +137,15 @@ const IDEMPOTENCY_RULES = 'A successful answer is kept 24 hours per organisation
   'the same key with another operation or body is 409 idempotency_conflict. Missing where required, or malformed, is 422 idempotency_key_required.';
 
 const PARAMETERS: Record<string, JsonObject> = {
-  Id: { name: 'id', in: 'path', required: true, description: 'Positive int32 id.', schema: plainSchema(Id) },
+  TaskId: { name: 'id', in: 'path', required: true, description: 'The task id (positive int32).', schema: plainSchema(Id) },
+  StageId: {
+    name: 'id', in: 'path', required: true, schema: plainSchema(Id),
+    description: "The assistance stage id (positive int32): a human request's id and Location, not its incomingId.",
+  },
+  IncomingId: {
+    name: 'id', in: 'path', required: true, schema: plainSchema(Id),
+    description: "The Incoming item id (positive int32): a human request's incomingId, not its stage id.",
+  },
   IfMatchTask: { name: 'If-Match', in: 'header', required: true, description: 'The exact quoted task ETag "task-{id}-plan-{workspaceVersion}". Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
   IfMatchIncoming: { name: 'If-Match', in: 'header', required: true, description: 'The quoted Incoming revision (its etag). Missing gives 428; malformed or stale gives 412.', schema: { type: 'string' } },
   IdempotencyKeyRequired: { name: 'Idempotency-Key', in: 'header', required: true, description: `Required. ${IDEMPOTENCY_RULES}`, schema: plainSchema(IdempotencyKey) },
@@ -176,9 +184,14 @@ function operationErrorCodes(operation: OperationSpec): Record<string, ErrorCode
 function operationObject(operation: OperationSpec, converter: SchemaConverter): JsonObject {
   const parameters: Json[] = [];
   const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });
-  if (operation.path.includes('{id}')) parameters.push(ref('Id'));
+  if (operation.target === 'task') parameters.push(ref('TaskId'));
+  if (operation.target === 'assistance-stage') parameters.push(ref('StageId'));
+  if (operation.target === 'incoming') parameters.push(ref('IncomingId'));
   for (const query of operation.query) {
-    parameters.push({ name: query.name, in: 'query', required: false, description: query.description, schema: { type: 'boolean' } });
+    parameters.push({
+      name: query.name, in: 'query', required: false, schema: { type: 'boolean' },
+      description: `${query.description} Only true or false; an unknown or repeated query parameter is 400.`,
+    });
   }
   if (operation.ifMatch === 'task-etag') parameters.push(ref('IfMatchTask'));
   if (operation.ifMatch === 'incoming-revision') parameters.push(ref('IfMatchIncoming'));
@@ -214,7 +227,7 @@ function operationObject(operation: OperationSpec, converter: SchemaConverter): 
   };
   if (operation.body !== null) {
     result['requestBody'] = {
-      description: 'JSON in UTF-8: application/json or any application/*+json type, with no parameter but charset=utf-8, and no content or transfer coding but chunked.',
+      description: 'JSON in UTF-8, at most 131072 bytes (413 beyond): application/json or any application/*+json type, with no parameter but charset=utf-8, and no content or transfer coding but chunked.',
       required: operation.body.required,
       content: {
         'application/json': { schema: converter.convert(operation.body.schema) },

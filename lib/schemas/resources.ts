@@ -213,7 +213,10 @@ export const Incoming = Type.Object(
   closed('Incoming'),
 );
 
-export const Claim = Type.Object({ token: Uuid, expiresUtc: UtcDateTime }, closed('Claim'));
+export const Claim = Type.Object({
+  token: Uuid,
+  expiresUtc: UtcDateTimeOf('When the lease ends unless renewed. A replayed claim answers the lease it acquired, which may have ended since: check this.'),
+}, closed('Claim'));
 
 export const ClaimRelease = Type.Object(
   { released: Type.Boolean(), releasedUtc: UtcDateTimeOf('When the lease ended (now), not a future expiry; YYYY-MM-DDTHH:mm:ss.sssZ.') },

@@ -467,3 +467,18 @@ t.test('GET /openapi.json: each operation names the error codes it answers (x-er
     t.match(operation.description, /Errors it answers: 400 validation_failed;/, `${row.method} ${row.path}: said in words too`);
   }
 });
+
+t.test('GET /openapi.json: the {id} parameter says which id it is (task, assistance stage or Incoming item)', async (t) => {
+  const { doc } = await servedDocument();
+  const idParameter = (path: string, method: string): string => {
+    const refs = (doc.paths[path][method].parameters as { $ref?: string }[]).map((parameter) => parameter.$ref ?? '');
+    return refs.find((ref) => /\/(TaskId|StageId|IncomingId)$/.test(ref))?.split('/').pop() ?? '(none)';
+  };
+  t.equal(idParameter('/tasks/{id}', 'patch'), 'TaskId');
+  t.equal(idParameter('/tasks/{id}/claim', 'post'), 'TaskId');
+  t.equal(idParameter('/human-requests/{id}', 'get'), 'StageId');
+  t.equal(idParameter('/incoming/{id}/start', 'post'), 'IncomingId');
+  t.match(doc.components.parameters.StageId.description, /not its incomingId/);
+  t.match(doc.components.parameters.IncomingId.description, /incomingId, not its stage id/);
+  t.match(doc.components.schemas.Claim.properties.expiresUtc.description, /replayed claim/);
+});
