@@ -12,10 +12,27 @@ type JsonObject = { [key: string]: Json };
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const COMPONENT_PREFIX = '#/components/schemas/';
+
+const requiredNames = (schema: JsonObject): string[] =>
+  Array.isArray(schema['required']) ? schema['required'].filter((name): name is string => typeof name === 'string') : [];
+
+/** The one string a required property of `schema` may hold, if it is held to exactly one. */
+function singleStringValue(schema: JsonObject, propertyName: string): string | undefined {
+  const properties = schema['properties'];
+  const property = isObject(properties) ? properties[propertyName] : undefined;
+  const values = isObject(property) ? property['enum'] : undefined;
+  return requiredNames(schema).includes(propertyName) && Array.isArray(values) && values.length === 1 && typeof values[0] === 'string'
+    ? values[0]
+    : undefined;
+}
+
 /**
  * Converts a TypeBox (JSON Schema 2020-12 style) schema to an OpenAPI 3.0.3 Schema Object:
  * `anyOf [X, null]` becomes X with `nullable: true` (and null added to X's `enum`, if any), `const`
- * becomes a one-value `enum`, and objects with a `title` become named components referenced with `$ref`.
+ * becomes a one-value `enum`, objects with a `title` become named components referenced with `$ref`,
+ * and a union of such components told apart by one member's value becomes a `oneOf` with a
+ * `discriminator`.
  */
 class SchemaConverter {
   readonly components = new Map<string, JsonObject>();
@@ -28,7 +45,7 @@ class SchemaConverter {
         this.components.set(title, {}); // reserve first: guards against recursion
         this.components.set(title, this.convert(schema, false) as JsonObject);
       }
-      return { $ref: `#/components/schemas/${title}` };
+      return { $ref: `${COMPONENT_PREFIX}${title}` };
     }
     const anyOfValue = schema['anyOf'];
     if (Array.isArray(anyOfValue)) {
@@ -45,7 +62,12 @@ class SchemaConverter {
         if (Array.isArray(values) && !values.includes(null)) return { ...inner, enum: [...values, null], nullable: true, ...rest };
         return { ...inner, nullable: true, ...rest };
       }
-      return { ...this.copyAnnotations(schema), anyOf: anyOf.map((member) => this.convert(member)) };
+      const members = anyOf.map((member) => this.convert(member));
+      const discriminator = this.discriminatorOf(members);
+      // Members told apart by one member's value are exclusive: oneOf says so, and the
+      // discriminator lets generated clients pick the variant without trying each.
+      if (discriminator !== undefined) return { ...this.copyAnnotations(schema), oneOf: members, discriminator };
+      return { ...this.copyAnnotations(schema), anyOf: members };
     }
     const result: JsonObject = {};
     for (const [key, value] of Object.entries(schema)) {
@@ -75,6 +97,27 @@ class SchemaConverter {
       else if (values.every((value) => Number.isInteger(value))) result['type'] = 'integer';
     }
     return result;
+  }
+
+  /**
+   * The Discriminator Object of a union whose members are all components (3.0.3 maps values to
+   * `$ref`s only) requiring one property that holds a single string, a different one in each.
+   */
+  private discriminatorOf(members: readonly Json[]): JsonObject | undefined {
+    const components = members.map((member) =>
+      isObject(member) && typeof member['$ref'] === 'string' ? { ref: member['$ref'], schema: this.components.get(member['$ref'].slice(COMPONENT_PREFIX.length)) } : undefined);
+    const [first] = components;
+    if (first?.schema === undefined) return undefined;
+    for (const propertyName of requiredNames(first.schema)) {
+      const mapping = new Map<string, string>();
+      for (const component of components) {
+        const value = component?.schema === undefined ? undefined : singleStringValue(component.schema, propertyName);
+        if (value === undefined || component === undefined || mapping.has(value)) break;
+        mapping.set(value, component.ref);
+      }
+      if (mapping.size === members.length) return { propertyName, mapping: Object.fromEntries(mapping) };
+    }
+    return undefined;
   }
 
   private copyAnnotations(schema: Record<string, unknown>): JsonObject {

@@ -108,33 +108,37 @@ const EvaluatedItem = Int32({
   description: "An Incoming item of this task's assistance (as `responsesAwaitingEvaluation[].id` names one); any other id (unknown, or another item's) is 422 invalid_field.",
 });
 
+// Each variant is a named component, so the OpenAPI document can give the union a discriminator.
+export const ExternalEvaluationAcknowledge = Type.Object(
+  { decision: Type.Enum(['acknowledge']), eventId: Type.Integer({
+    format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER,
+    description: "A change of this task (`externalChanges[].id`); any other id (unknown, or another change's) is 422 invalid_field, one already acknowledged 409 source_context_changed.",
+  }) },
+  { ...closed('ExternalEvaluationAcknowledge'), description: 'Marks a change of this task (a `source` or `reply` entry of `externalChanges`) as seen.' },
+);
+
+export const ExternalEvaluationResolve = Type.Object(
+  { decision: Type.Enum(['resolve']), incomingId: EvaluatedItem, revision: Revision },
+  { ...closed('ExternalEvaluationResolve'), description: 'The answer settles the question: the request is resolved (a blocking one no longer holds back the task).' },
+);
+
+export const ExternalEvaluationKeepWaiting = Type.Object(
+  { decision: Type.Enum(['keepwaiting']), incomingId: EvaluatedItem, revision: Revision },
+  { ...closed('ExternalEvaluationKeepWaiting'), description: 'The answer does not settle the question: the request is open again (a blocking one keeps holding back the task).' },
+);
+
+export const ExternalEvaluationFollowup = Type.Object(
+  {
+    decision: Type.Enum(['followup']),
+    incomingId: EvaluatedItem,
+    revision: Revision,
+    message: Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH }),
+  },
+  { ...closed('ExternalEvaluationFollowup'), description: "The request is open again with a new question: `message` is added to the Incoming item's details." },
+);
+
 export const ExternalEvaluation = Type.Union(
-  [
-    Type.Object(
-      { decision: Type.Enum(['acknowledge']), eventId: Type.Integer({
-        format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER,
-        description: "A change of this task (`externalChanges[].id`); any other id (unknown, or another change's) is 422 invalid_field, one already acknowledged 409 source_context_changed.",
-      }) },
-      { additionalProperties: false },
-    ),
-    Type.Object(
-      { decision: Type.Enum(['resolve']), incomingId: EvaluatedItem, revision: Revision },
-      { additionalProperties: false },
-    ),
-    Type.Object(
-      { decision: Type.Enum(['keepwaiting']), incomingId: EvaluatedItem, revision: Revision },
-      { additionalProperties: false },
-    ),
-    Type.Object(
-      {
-        decision: Type.Enum(['followup']),
-        incomingId: EvaluatedItem,
-        revision: Revision,
-        message: Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH }),
-      },
-      { additionalProperties: false },
-    ),
-  ],
+  [ExternalEvaluationAcknowledge, ExternalEvaluationResolve, ExternalEvaluationKeepWaiting, ExternalEvaluationFollowup],
   { title: 'ExternalEvaluation', description: 'Exactly one decision variant, selected by `decision`.' },
 );
 

@@ -9,6 +9,7 @@ import { manualClock, type ManualClock } from '../../lib/time/clock.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
 import type { ProviderItem, PublishRequest, SourceProvider } from '../../lib/sources/provider.js';
 import { baseFixture, TEST_NOW, TOKENS, type FixtureShape } from '../helpers/fixture.js';
+import { openApiProblems, openApiRequestProblems } from '../helpers/openapi-check.js';
 
 /**
  * MODEL-BASED (stateful) test of the core handle(): fast-check (fc.commands, asyncModelRun)
@@ -23,7 +24,8 @@ import { baseFixture, TEST_NOW, TOKENS, type FixtureShape } from '../helpers/fix
  * the exact status and code of every refusal (contract 1's order of steps), that a refusal or a
  * replay changes no table, that the workspace version moves by exactly one per successful
  * mutation (none for PATCH {}), that replays repeat the stored answer byte for byte, the lease
- * rules, and, on reads, the task's fields, the offer and the waiting list.
+ * rules, and, on reads, the task's fields, the offer and the waiting list. Every exchange is also
+ * checked against the OpenAPI document (the answer's shape and code, an accepted body's schema).
  *
  * Three scenarios: a November Monday (London = UTC, weekday calendars, linked sources reused for
  * 15 s) and the two clock changes (around-the-clock calendars, every list refreshing its sources).
@@ -647,6 +649,8 @@ async function send(r: Real, actor: Actor, sent: Sent): Promise<ServiceResponse>
   const response = await r.service.handle({ method: sent.method, url: sent.url, headers, ...(sent.body === undefined ? {} : { body: sent.body }) });
   if (process.env['MBT_TRACE'] !== undefined) console.error('TRACE', describeSent(sent, actor.name), '->', response.status, (response.body ?? '').slice(0, Number(process.env['MBT_TRACE'])));
   checkEnvelope(response, sent.method);
+  const documentProblems = [...openApiProblems(sent.method, sent.url, response), ...openApiRequestProblems(sent.method, sent.url, sent.body, response.status)];
+  if (documentProblems.length > 0) fail(`${describeSent(sent, actor.name)}: ${documentProblems.join('; ')}`);
   return response;
 }
 

@@ -226,9 +226,32 @@ t.test('GET /openapi.json: body-taking operations document their request body an
     t.match(operation.requestBody.description, /application\/\*\+json/, `${label}: says application/*+json types are taken too (spec, Common rules)`);
     t.equal(doc.components.schemas[row.body.component].additionalProperties === false || row.body.component === 'ExternalEvaluation', true, `${row.body.component} is closed`);
   }
-  for (const variant of doc.components.schemas.ExternalEvaluation.anyOf) {
+  for (const { $ref } of doc.components.schemas.ExternalEvaluation.oneOf) {
+    const variant = doc.components.schemas[$ref.replace('#/components/schemas/', '')];
     t.equal(variant.additionalProperties, false, 'every ExternalEvaluation variant is closed');
     t.ok(variant.required.includes('decision'));
+  }
+});
+
+t.test('GET /openapi.json: ExternalEvaluation is a oneOf of its four variants, told apart by a discriminator on decision', async (t) => {
+  const { doc } = await servedDocument();
+  const evaluation = doc.components.schemas.ExternalEvaluation;
+  const variants: Record<string, string[]> = {
+    acknowledge: ['decision', 'eventId'],
+    resolve: ['decision', 'incomingId', 'revision'],
+    keepwaiting: ['decision', 'incomingId', 'revision'],
+    followup: ['decision', 'incomingId', 'revision', 'message'],
+  };
+  t.equal(evaluation.anyOf, undefined, 'the variants exclude each other, so it is no anyOf');
+  t.equal(evaluation.discriminator.propertyName, 'decision');
+  t.strictSame(Object.keys(evaluation.discriminator.mapping), Object.keys(variants), 'every decision of the spec is mapped');
+  t.strictSame(evaluation.oneOf.map((member: Json) => member.$ref), Object.values(evaluation.discriminator.mapping), 'each member is the one its value maps to');
+  for (const [decision, members] of Object.entries(variants)) {
+    const variant = doc.components.schemas[evaluation.discriminator.mapping[decision].replace('#/components/schemas/', '')];
+    t.strictSame(variant.properties.decision.enum, [decision], `${decision}: its variant holds decision to "${decision}"`);
+    t.strictSame(Object.keys(variant.properties), members, `${decision}: the members of the spec's table, nothing else`);
+    t.strictSame(variant.required, members, `${decision}: all required`);
+    t.match(variant.description, /\w/, `${decision}: says what the decision does`);
   }
 });
 

@@ -3,13 +3,15 @@ import addFormatsModule from 'ajv-formats';
 import { openApiDocument } from '../../lib/schemas/openapi.js';
 
 /**
- * Checks responses against the generated OpenAPI document with Ajv, a validator independent of
- * TypeBox, so a response shape that drifts from the document fails the test that produced it.
+ * Checks responses, and the request bodies the service accepts, against the generated OpenAPI
+ * document with Ajv, a validator independent of TypeBox, so a shape that drifts from the document
+ * fails the test that produced it.
  */
 const document = openApiDocument() as {
   paths: Record<string, Record<string, {
     responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }>;
     'x-error-codes': Record<string, string[]>;
+    requestBody?: unknown;
   }>>;
   components: { responses: Record<string, { content: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> };
 };
@@ -112,4 +114,25 @@ export function openApiProblems(method: string, url: string, response: CheckedRe
     if (!validate(body)) problems.push(`${method} ${url} ${status}: ${ajv.errorsText(validate.errors)}`);
   }
   return problems;
+}
+
+/**
+ * Returns a list of problems (empty when none) with a request body the service accepted: a body
+ * answered 2xx must be valid by the operation's documented request schema, or a client generated
+ * from the document could not send it.
+ */
+export function openApiRequestProblems(method: string, url: string, body: string | Uint8Array | undefined, status: number): string[] {
+  if (status < 200 || status >= 300 || body === undefined || body.length === 0) return [];
+  const template = templateFor(url.split('?')[0]!.replace(/^\/api\/v1/, ''));
+  const operation = template === undefined ? undefined : document.paths[template]?.[method.toLowerCase()];
+  if (operation === undefined) return [];
+  if (operation.requestBody === undefined) return [`${method} ${template}: a body was accepted, but the operation documents none`];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body));
+  } catch {
+    return [`${method} ${url}: a body that is not JSON was accepted`];
+  }
+  const validate = validatorAt(`/paths/${escape(template!)}/${method.toLowerCase()}/requestBody/content/application~1json/schema`);
+  return validate(parsed) ? [] : [`${method} ${url} request body: ${ajv.errorsText(validate.errors)}`];
 }

@@ -6,7 +6,7 @@ import { manualClock, type ManualClock } from '../../lib/time/clock.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { baseFixture, TEST_NOW, type FixtureShape } from './fixture.js';
-import { openApiProblems } from './openapi-check.js';
+import { openApiProblems, openApiRequestProblems } from './openapi-check.js';
 
 export interface CallOptions {
   token?: string | null;
@@ -38,8 +38,9 @@ export interface Harness {
 export type HarnessServiceOptions = Pick<ServiceOptions, 'sources' | 'sourceTimeoutMs' | 'sourceMaxAgeMs' | 'logger' | 'clock'>;
 
 /**
- * A fresh in-memory service over the shared test world. Every response is checked against the
- * OpenAPI document; a mismatch throws, failing the test that made the call.
+ * A fresh in-memory service over the shared test world. Every response, and every request body
+ * the service accepts, is checked against the OpenAPI document; a mismatch throws, failing the
+ * test that made the call.
  */
 export function harness(options: {
   fixture?: FixtureShape; now?: string; rateLimit?: number; defaultToken?: string; serviceOptions?: HarnessServiceOptions;
@@ -67,8 +68,8 @@ export function harness(options: {
         headers['content-type'] ??= 'application/json';
       }
       const response: ServiceResponse = await service.handle({ method, url, headers, body });
-      const problems = openApiProblems(method, url, response);
-      if (problems.length > 0) throw new Error(`response does not match the OpenAPI document:\n${problems.join('\n')}`);
+      const problems = [...openApiProblems(method, url, response), ...openApiRequestProblems(method, url, body, response.status)];
+      if (problems.length > 0) throw new Error(`the exchange does not match the OpenAPI document:\n${problems.join('\n')}`);
       let json: unknown;
       if (response.body !== undefined && response.body !== '') {
         try {

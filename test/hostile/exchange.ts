@@ -2,6 +2,7 @@ import { ERROR_CATALOGUE } from '../../lib/http/problem.js';
 import { OPERATIONS } from '../../lib/http/operations.js';
 import type { ServiceRequest, ServiceResponse } from '../../lib/http/types.js';
 import { LEASE_11 } from '../helpers/fixture.js';
+import { openApiProblems, openApiRequestProblems } from '../helpers/openapi-check.js';
 import { isPlaceholder, payload, textOf, type BodyGen, type PayloadName, type RequestGen } from './arbitraries.js';
 import { changedTables, databaseDigest, type World } from './world.js';
 
@@ -147,6 +148,13 @@ export function responseProblems(response: unknown): string[] {
   return problems;
 }
 
+/** What the OpenAPI document says of the exchange, for the requests a client of it could send. */
+function documentProblems(request: ServiceRequest, response: ServiceResponse): string[] {
+  if (typeof request.method !== 'string' || typeof request.url !== 'string') return [];
+  const body = typeof request.body === 'string' || request.body instanceof Uint8Array ? request.body : undefined;
+  return [...openApiProblems(request.method, request.url, response), ...openApiRequestProblems(request.method, request.url, body, response.status)];
+}
+
 export interface Exchange {
   readonly request: ServiceRequest;
   readonly response: ServiceResponse;
@@ -182,7 +190,7 @@ export async function exchange(world: World, gen: RequestGen): Promise<Exchange>
   } catch (error) {
     throw new Error(`handle() threw or rejected (${String(error)}) for ${describe(request)}`);
   }
-  const problems = responseProblems(response);
+  const problems = [...responseProblems(response), ...documentProblems(request, response)];
   if (problems.length > 0) {
     throw new Error(`${problems.join('; ')} for ${describe(request)} -> ${response.status} ${response.body?.slice(0, 200) ?? ''}`);
   }

@@ -13,7 +13,8 @@ import { openApiDocument } from '../../lib/schemas/openapi.js';
  * component under its title, and the component says the same as the schema once the documented
  * 3.0.3 mappings are applied (`anyOf [X, null]` is `X` + `nullable: true`, with null in X's `enum`
  * if it has one, `const` is a one-value
- * `enum`, enums get their `type`, titled members are `$ref`s). Annotations are ignored.
+ * `enum`, enums get their `type`, titled members are `$ref`s, and a union of titled objects told
+ * apart by one member's value is a `oneOf` with a `discriminator`). Annotations are ignored.
  */
 
 type Json = any;
@@ -66,7 +67,8 @@ function fromOpenApi(schema: Json): Json {
     if (ANNOTATIONS.has(key)) continue;
     if (key === 'properties') result[key] = Object.fromEntries(Object.entries(value as object).map(([name, member]) => [name, fromOpenApi(member)]));
     else if (key === 'items') result[key] = fromOpenApi(value);
-    else if (key === 'anyOf') result[key] = (value as Json[]).map(fromOpenApi);
+    else if (key === 'anyOf' || key === 'oneOf') result['anyOf'] = (value as Json[]).map(fromOpenApi);
+    else if (key === 'discriminator') continue;
     else result[key] = value;
   }
   return result;
