@@ -199,7 +199,11 @@ const PARAMETERS: Record<string, JsonObject> = {
       'with no live lease, any token sent gives 409 claim_expired. Malformed or all-zero gives 400.',
     schema: plainSchema(LeaseToken),
   },
-  IfNoneMatch: { name: 'If-None-Match', in: 'header', required: false, description: 'A matching ETag gives 304.', schema: { type: 'string' } },
+  IfNoneMatch: {
+    name: 'If-None-Match', in: 'header', required: false,
+    description: 'The task ETag last read, or a comma-separated list, compared weakly (W/"..." matches; * matches any task). A match gives 304 with the ETag and no body. The ETag moves with every write in the organisation, so a 304 says nothing was written there, not that figures moving with the clock alone (remainingMinutes) are the same.',
+    schema: { type: 'string' },
+  },
 };
 
 /**

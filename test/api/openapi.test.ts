@@ -233,6 +233,20 @@ t.test('GET /openapi.json: body-taking operations document their request body an
   }
 });
 
+t.test('GET /openapi.json: TaskPatch.status states the transitions and the codes that refuse them, and If-None-Match how it compares', async (t) => {
+  const { doc } = await servedDocument();
+  const status = doc.components.schemas.TaskPatch.properties.status;
+  const codes = doc.paths['/tasks/{id}'].patch['x-error-codes']['409'];
+  for (const code of ['task_blocked', 'dependency_conflict', 'task_completed']) {
+    t.match(status.description, `409 ${code}`, `status names ${code}`);
+    t.ok(codes.includes(code), `${code} is among PATCH's 409 codes`);
+  }
+  t.match(status.description, /InProgress may go back to Ready/);
+  const ifNoneMatch = doc.components.parameters.IfNoneMatch.description;
+  t.match(ifNoneMatch, /comma-separated list, compared weakly \(W\/"\.\.\." matches; \* matches any task\)/);
+  t.match(ifNoneMatch, /304 with the ETag and no body/);
+});
+
 t.test('GET /openapi.json: ExternalEvaluation is a oneOf of its four variants, told apart by a discriminator on decision', async (t) => {
   const { doc } = await servedDocument();
   const evaluation = doc.components.schemas.ExternalEvaluation;
