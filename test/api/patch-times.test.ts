@@ -88,6 +88,20 @@ t.test('PATCH: a startedAt after completedAt gives 422 invalid_field (a not-Done
   t.equal((await readTask(h, 12)).startedAt, '2026-11-16T07:30:00');
 });
 
+t.test('PATCH: Done on a task whose fixture start is still in the future gives 422 invalid_field (it would complete before it started); with a start sent that is not, it is done', async (t) => {
+  const fixture = baseFixture();
+  fixture.tasks.push({
+    id: 12, projectId: 1, title: 'Starts next year', status: 'InProgress', estimatedMinutes: 60,
+    startedAt: '2027-11-12T10:00:00', assignees: [{ staffMemberId: 10 }],
+  });
+  const h = adaWorld({ fixture });
+  expectCode(t, await patchTask(h, 12, { status: 'Done' }), 422, 'invalid_field');
+  const unchanged = await readTask(h, 12);
+  t.match(unchanged, { status: 'InProgress', startedAt: '2027-11-12T10:00:00', completedAt: null }, 'nothing written');
+  t.equal((await patchTask(h, 12, { status: 'Done', startedAt: '2026-11-16T09:00:00' })).status, 204);
+  t.match(await readTask(h, 12), { status: 'Done', startedAt: '2026-11-16T09:00:00', completedAt: '2026-11-16T10:00:00' });
+});
+
 t.test('PATCH: an offset or Z startedAt is converted to London wall time, and a fraction (of any length) is dropped', async (t) => {
   const h = adaWorld({ fixture: startedFixture() });
   const cases: [string, string][] = [

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { FixtureError, loadFixture, loadFixtureFile } from '../../lib/fixtures/load.js';
 import { hashToken } from '../../lib/auth/token.js';
 import { baseFixture, TOKENS, type FixtureShape } from '../helpers/fixture.js';
-import { workspaceVersion } from '../helpers/api.js';
+import { adaWorld, workspaceVersion } from '../helpers/api.js';
 import { createService } from '../../lib/service.js';
 
 function freshDb() {
@@ -291,6 +291,40 @@ t.test('FIXTURE: defaults: a project\'s priorityName is normal, its dates and de
   t.equal(db.prepare('SELECT is_active FROM organisations WHERE id = 4').pluck().get(), 1, 'the organisation is active');
   t.equal(db.prepare('SELECT is_active FROM staff WHERE id = 40').pluck().get(), 1, 'the staff member is active');
   t.equal(db.prepare('SELECT is_active FROM api_clients WHERE id = 140').pluck().get(), 1, 'the client is active');
+});
+
+t.test('FIXTURE: states the API would never make load as given and are read back as stored (README, Fixtures)', async (t) => {
+  const fixture = baseFixture();
+  const task = (id: number, fields: Record<string, unknown>) =>
+    fixture.tasks.push({ id, projectId: 1, title: `Task ${id}`, estimatedMinutes: 60, assignees: [{ staffMemberId: 10 }], ...fields });
+  task(40, { status: 'Done' });
+  task(41, { startedAt: '2026-11-17T09:00:00' });
+  task(42, { status: 'InProgress', startedAt: '2026-11-16T09:00:00', actualIntervals: [{ staffMemberId: 10, start: '2026-11-16T09:00:00', end: '2026-11-16T11:00:00' }] });
+  task(43, { status: 'InProgress', startedAt: '2026-11-16T08:00:00', actualIntervals: [
+    { staffMemberId: 10, start: '2026-11-16T08:00:00', end: '2026-11-16T09:00:00' },
+    { staffMemberId: 10, start: '2026-11-16T08:30:00', end: '2026-11-16T09:30:00' },
+  ] });
+  task(44, { status: 'InProgress', startedAt: '2026-11-16T08:00:00', actualIntervals: [{ staffMemberId: 12, start: '2026-11-16T08:00:00', end: '2026-11-16T08:30:00' }] });
+  task(45, { title: ' \t ' });
+  task(46, { completedAt: '2026-11-16T09:00:00' });
+  task(47, { status: 'InProgress' });
+  task(48, { status: 'Done', startedAt: '2026-11-16T09:30:00', completedAt: '2026-11-16T09:00:00' });
+  const h = adaWorld({ fixture });
+  const read = async (id: number) => {
+    const response = await h.call('GET', `/api/v1/tasks/${id}`);
+    t.equal(response.status, 200, `task ${id} is read`);
+    return response.json;
+  };
+  t.match(await read(40), { status: 'Done', completedAt: null }, 'a Done task without completedAt');
+  t.match(await read(41), { status: 'Ready', startedAt: '2026-11-17T09:00:00' }, 'a start after the load');
+  t.match(await read(42), { actualMinutes: 120, actualIntervals: [{ end: '2026-11-16T11:00:00' }] }, 'an interval end after the load');
+  t.match(await read(43), { actualMinutes: 120 }, 'overlapping intervals of one contributor each count');
+  t.match(await read(44), { actualIntervals: [{ staffMemberId: 12 }], assignees: [{ staffMemberId: 10 }] }, 'an interval of a staff member who is not an assignee');
+  t.match(await read(45), { title: ' \t ' }, 'a whitespace-only title');
+  t.match(await read(46), { status: 'Ready', completedAt: '2026-11-16T09:00:00' }, 'a Ready task with a completedAt');
+  t.match(await read(47), { status: 'InProgress', startedAt: null }, 'an InProgress task without startedAt');
+  t.match(await read(48), { status: 'Done', startedAt: '2026-11-16T09:30:00', completedAt: '2026-11-16T09:00:00' }, 'a start after the completion');
+  t.equal((await h.call('GET', '/api/v1/tasks/available')).status, 200, 'and the offer is read beside them');
 });
 
 t.test('FIXTURE: a seeded claim is acquired at the load that first seeds it, or at its expiry if that is earlier; a reload changes the expiry only', async (t) => {

@@ -106,6 +106,9 @@ export function taskWrites(deps: TaskWriteDependencies) {
         if (status === 'Done') {
           if (row.humanBlocker === 1) throw new ServiceError('task_blocked', 'outstanding human blocker');
           if (unmetPrerequisites) throw new ServiceError('dependency_conflict', 'a prerequisite is not Done');
+          // Only a start loaded from a fixture can still be in the future here; finishing now
+          // would store a start after the completion, which a PATCH may never make.
+          if (startedAt !== null && localToEpochMs(startedAt) > now) throw new ServiceError('invalid_field', 'startedAt is after completedAt');
           completedAt = nowLocal;
         }
       }
