@@ -95,7 +95,7 @@ t.test('PATCH: Done on a task whose fixture start is still in the future gives 4
     startedAt: '2027-11-12T10:00:00', assignees: [{ staffMemberId: 10 }],
   });
   const h = adaWorld({ fixture });
-  expectCode(t, await patchTask(h, 12, { status: 'Done' }), 422, 'invalid_field');
+  expectCode(t, await patchTask(h, 12, { status: 'Done' }), 422, 'invalid_field', 'Done before the start');
   const unchanged = await readTask(h, 12);
   t.match(unchanged, { status: 'InProgress', startedAt: '2027-11-12T10:00:00', completedAt: null }, 'nothing written');
   t.equal((await patchTask(h, 12, { status: 'Done', startedAt: '2026-11-16T09:00:00' })).status, 204);

@@ -198,3 +198,23 @@ t.test('SCHEMA: a version-3 database gets open_assignments filled with the assig
   db.prepare("UPDATE tasks SET status = 'Done' WHERE id = 12").run();
   t.strictSame(open(), [{ staff: 1, task: 10 }, { staff: 2, task: 10 }], 'the triggers keep it from then on');
 });
+
+t.test('SCHEMA: a migration makes the schema\'s triggers anew, so one an older release wrote differently takes the current body', async (t) => {
+  const path = join(t.testdir(), 'old-trigger.sqlite');
+  const current = openDatabase(new Database(path)).db;
+  const body = (db: Database.Database) => db.prepare("SELECT sql FROM sqlite_master WHERE name = 'credentials_client_update'").pluck().get();
+  const fresh = body(current);
+  // As an older release wrote it: a different body under the same name.
+  current.exec(`DROP TRIGGER credentials_client_update;
+    CREATE TRIGGER credentials_client_update AFTER UPDATE ON api_clients BEGIN SELECT 1; END;`);
+  current.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  current.close();
+  const { db } = openDatabase(new Database(path));
+  t.teardown(() => db.close());
+  t.equal(version(db), SCHEMA_VERSION);
+  t.equal(body(db), fresh, 'the current body');
+  const triggers = (d: Database.Database) => d.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all();
+  const reference = openDatabase(new Database(':memory:')).db;
+  t.teardown(() => reference.close());
+  t.strictSame(triggers(db), triggers(reference), 'every trigger as a new database has it');
+});
