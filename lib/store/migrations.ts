@@ -4,7 +4,8 @@ import type { Db } from './open.js';
  * Schema changes that `schema.sql` (all `CREATE ... IF NOT EXISTS`) cannot make to an existing
  * database, by the version they bring it to. A database records its version in
  * `PRAGMA user_version` (so the database must be the service's own); one created from the
- * current `schema.sql` starts at the latest.
+ * current `schema.sql` starts at the latest. Every migration makes the schema's triggers anew, so
+ * a changed trigger needs only a new version here (test/store/migrations.test.ts records them).
  */
 const MIGRATIONS: readonly { readonly version: number; readonly apply: (db: Db) => void }[] = [
   // Version 1: the first versioned schema (everything in schema.sql up to here).

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { openDatabase } from '../../lib/store/open.js';
 import { SCHEMA_VERSION } from '../../lib/store/migrations.js';
@@ -217,4 +218,19 @@ t.test('SCHEMA: a migration makes the schema\'s triggers anew, so one an older r
   const reference = openDatabase(new Database(':memory:')).db;
   t.teardown(() => reference.close());
   t.strictSame(triggers(db), triggers(reference), 'every trigger as a new database has it');
+});
+
+/** The digest of the schema's triggers at each schema version: a trigger changed under the same version reaches no existing file. */
+const TRIGGERS_AT_VERSION: Record<number, string> = {
+  4: 'cc17cb9f68bd8d8585d72c0e18c9e4b6eca9f6799797923009808a4b2e07324b',
+};
+
+t.test('SCHEMA: the triggers are those recorded for the schema version, so a changed trigger comes with a new version (which remakes it in existing files)', async (t) => {
+  const db = openDatabase(new Database(':memory:')).db;
+  t.teardown(() => db.close());
+  const triggers = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all();
+  const digest = createHash('sha256').update(JSON.stringify(triggers)).digest('hex');
+  t.equal(digest, TRIGGERS_AT_VERSION[SCHEMA_VERSION],
+    `schema.sql's triggers are not those of version ${SCHEMA_VERSION}: add a version to MIGRATIONS (lib/store/migrations.ts; ` +
+    'an apply that does nothing is enough, as a migration remakes every trigger), then record this digest under it');
 });
