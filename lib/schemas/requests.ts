@@ -52,7 +52,7 @@ export const TaskPatch = Type.Object(
       description: 'Deprecated: sets estimatedMinutes to the elapsed planned duration plus this value (estimatedMinutes wins when both are sent); the 204 then carries Warning 299.',
     }),
     startedAt: Type.Optional(Nullable(LocalDateTimeInput, {
-      description: 'Not in the future, nor after completedAt (422 invalid_field). null clears it only on a task that is Ready after this PATCH and has no actual intervals.',
+      description: 'Not in the future, nor after the completedAt the PATCH leaves (422 invalid_field). null clears it only on a task that is Ready after this PATCH and has no actual intervals.',
     })),
     earliestStart: Type.Optional(Nullable(LocalDateTimeInput)),
     isWaiting: Type.Optional(Type.Boolean()),

@@ -73,7 +73,7 @@ t.test('PATCH: a Z or offset startedAt in the second pass of the autumn repeated
 
 // Only Done tasks get a completedAt through the API, and Done tasks refuse PATCH, so this state
 // (a completedAt on a task that is not Done) is reachable only through loaded data.
-t.test('PATCH: a startedAt after completedAt gives 422 invalid_field (a not-Done task with a completedAt, from a fixture)', async (t) => {
+t.test('PATCH: a startedAt after completedAt gives 422 invalid_field (a not-Done task with a completedAt, from a fixture), judged against the completedAt the PATCH leaves', async (t) => {
   const fixture = baseFixture();
   fixture.tasks.push({
     id: 12, projectId: 1, title: 'Reopened', status: 'InProgress', estimatedMinutes: 60,
@@ -86,6 +86,9 @@ t.test('PATCH: a startedAt after completedAt gives 422 invalid_field (a not-Done
   t.equal((await patchTask(h, 12, { startedAt: '2026-11-16T09:00:00' })).status, 204, 'equal to completedAt');
   t.equal((await patchTask(h, 12, { startedAt: '2026-11-16T07:30:00' })).status, 204, 'before completedAt');
   t.equal((await readTask(h, 12)).startedAt, '2026-11-16T07:30:00');
+  // Set Done in the same PATCH, the task completes now: a start after the old completedAt is fine.
+  t.equal((await patchTask(h, 12, { status: 'Done', startedAt: '2026-11-16T09:30:00' })).status, 204, 'after the old completedAt, before the new');
+  t.match(await readTask(h, 12), { status: 'Done', startedAt: '2026-11-16T09:30:00', completedAt: '2026-11-16T10:00:00' });
 });
 
 t.test('PATCH: Done on a task whose fixture start is still in the future gives 422 invalid_field (it would complete before it started); with a start sent that is not, it is done', async (t) => {

@@ -88,7 +88,9 @@ export function taskWrites(deps: TaskWriteDependencies) {
         const started = localMoment(input.startedAt, 'startedAt');
         startedAt = started.local;
         if (started.instant > now) throw new ServiceError('invalid_field', 'startedAt is in the future');
-        if (completedAt !== null && localToEpochMs(startedAt) > localToEpochMs(completedAt)) {
+        // Judged against the completion the PATCH leaves: one setting Done completes the task now,
+        // and a start not in the future is before that.
+        if (status !== 'Done' && completedAt !== null && localToEpochMs(startedAt) > localToEpochMs(completedAt)) {
           throw new ServiceError('invalid_field', 'startedAt is after completedAt');
         }
       }
