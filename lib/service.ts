@@ -96,14 +96,14 @@ export function createService(options: ServiceOptions): Service {
     closed: () => closed, stop: shutdown.signal,
   });
   const publications = publicationsOf(sources);
-  const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations });
+  const snapshots = snapshotStatements(db);
+  const planner = createPlanner({ inputs: planInputStatements(db), calendars, organisations, committedOnly: () => snapshots.committedOnly });
   const allocation: Allocation = (principal, now) => {
     if (principal.resource === null) return { allocated: () => false, validUntil: Number.POSITIVE_INFINITY };
     const plan = planner.planFor(principal.organisationId, principal.resource.id, now);
     return { allocated: (row) => plan.placements.has(row.id), validUntil: plan.validUntil };
   };
 
-  const snapshots = snapshotStatements(db);
   const taskAccess = new EpochMemo<TaskAccess | null>();
   const handlers = operationHandlers({
     clock: resolved.clock,

@@ -216,7 +216,7 @@ export function mutationRunner(deps: MutationDependencies) {
   return {
     /** Answers once the write is durable (after its group commit). */
     run(request: WriteRequest, apply: () => MutationOutcome): ServiceResponse | Promise<ServiceResponse> {
-      if (deps.closed?.() === true) throw new ServiceError('temporarily_unavailable', 'the service is closed');
+      if (deps.closed?.() === true) throw new ServiceError('temporarily_unavailable', 'the service is closed', { 'retry-after': '1' });
       const work = () => execute.immediate(request, apply) as ServiceResponse;
       return deps.commits === undefined ? committed(work()) : deps.commits.run(work).then(committed);
     },

@@ -1,12 +1,13 @@
-import { DatabaseFileGone, type Db } from './open.js';
+import { DatabaseFileGone, TransactionLost, type Db } from './open.js';
 
 /** Runs writes in shared transactions and answers them once their transaction is on disk. */
 export interface GroupCommit {
   /**
    * Runs `work` (itself a better-sqlite3 transaction function, which becomes a savepoint inside
    * the shared transaction) and resolves with its result after the batch commits. A throw from
-   * `work` has already rolled back its own savepoint and rejects at once; the answer made from it
-   * may still name the batch's rows, so the pipeline holds it until `settled()`.
+   * `work` has already rolled back its own savepoint; the refusal may still rest on the batch's
+   * uncommitted rows (a 412 naming a version not yet committed), so it rejects once the batch has
+   * ended: with the refusal if the batch committed, with TransactionLost if it was rolled back.
    */
   run<T>(work: () => T): Promise<T>;
   /** Whether a batch is open: reads made now would see its uncommitted rows. */
@@ -77,6 +78,8 @@ export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): Gr
   function flush(ending: Batch): void {
     if (ending.over) return;
     try {
+      // Ended by SQLite in a statement run beside the batch's writes (a read's I/O error, say).
+      if (!db.inTransaction) throw new TransactionLost();
       // Committed into a file no longer at its path, the batch would be lost when the service stops.
       if (!fileInPlace()) throw new DatabaseFileGone();
       commit.run();
@@ -92,7 +95,10 @@ export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): Gr
 
   return {
     run<T>(work: () => T): Promise<T> {
-      let current: Batch;
+      // A statement outside any write (authentication, a target check) may have met such a
+      // failure while the batch was open: the batch is gone, and this write must not run outside it.
+      if (batch !== null && !db.inTransaction) abandon(batch, new TransactionLost());
+      let current: Batch | undefined;
       let value: T;
       try {
         current = batch ?? (batch = openBatch());
@@ -101,8 +107,12 @@ export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): Gr
         // Some failures (a full disk, an I/O error) make SQLite roll back the whole transaction,
         // not just this write's savepoint: the batch is gone with every write that joined it, and
         // a write run now would commit on its own, outside any batch.
-        if (batch !== null && !db.inTransaction) abandon(batch, error);
-        return Promise.reject(error);
+        if (batch !== null && !db.inTransaction) {
+          abandon(batch, error);
+          return Promise.reject(error);
+        }
+        if (current === undefined) return Promise.reject(error);
+        return current.ended.then((committed) => Promise.reject(committed ? error : new TransactionLost()));
       }
       return new Promise<T>((resolve, reject) => {
         current.waiting.push({ resolve: () => resolve(value), reject });

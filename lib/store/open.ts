@@ -118,6 +118,17 @@ export class DatabaseFileGone extends Error {
   }
 }
 
+/**
+ * A write batch whose transaction SQLite ended on its own: some failures (an I/O error, a full
+ * disk), even in a statement that only reads, roll back the whole transaction, and a batch can
+ * only find that out afterwards.
+ */
+export class TransactionLost extends Error {
+  constructor() {
+    super('SQLite rolled back the transaction of the write batch');
+  }
+}
+
 /** Whether this process may write the database file at `file` and its -wal and -shm files. */
 function mayWriteDatabase(file: string): boolean {
   return [file, `${file}-wal`, `${file}-shm`].every((path) => {
@@ -170,10 +181,14 @@ export function fileHoldsServiceSchema(path: string): boolean {
  * under `max_page_count`); `read-only` and `I/O error`, storage that stopped taking writes after
  * the service opened it (a file system remounted read-only answers EROFS, which SQLite reports
  * as an I/O error); `file removed or replaced`, a commit refused because the file the service
- * has open is no longer at its path. Null for anything else.
+ * has open is no longer at its path; `transaction rolled back`, a write batch whose transaction
+ * one of those failures ended (see TransactionLost). Null for anything else.
  */
-export function transientDatabaseFailure(error: unknown): 'busy' | 'full' | 'read-only' | 'I/O error' | 'file removed or replaced' | null {
+export function transientDatabaseFailure(
+  error: unknown,
+): 'busy' | 'full' | 'read-only' | 'I/O error' | 'file removed or replaced' | 'transaction rolled back' | null {
   if (error instanceof DatabaseFileGone) return 'file removed or replaced';
+  if (error instanceof TransactionLost) return 'transaction rolled back';
   if (!isSqliteError(error)) return null;
   if (/^SQLITE_(BUSY|LOCKED)(_|$)/.test(error.code)) return 'busy';
   if (/^SQLITE_FULL(_|$)/.test(error.code)) return 'full';

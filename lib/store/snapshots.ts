@@ -46,6 +46,8 @@ export function snapshotStatements(db: Db, options: SnapshotOptions = {}) {
   let commits = watch(db, file);
   let watchCheckedAt = performance.now();
   let closed = false;
+  // True while `within` holds its own read transaction, which sees committed rows only.
+  let reading = false;
 
   /**
    * The watch, checked at most every `watchCheckMs` to still watch the file SQLite uses: SQL on
@@ -99,10 +101,10 @@ export function snapshotStatements(db: Db, options: SnapshotOptions = {}) {
     /**
      * False while a write transaction (a group commit batch, say) is open on the connection: what
      * is read then may include uncommitted rows, which a rollback would take back without moving
-     * the epoch.
+     * the epoch (nor the workspace version: the next commit may reach the same number).
      */
     get committedOnly(): boolean {
-      return !db.inTransaction;
+      return !db.inTransaction || reading;
     },
 
     /** Stops watching the -shm file (its descriptor is closed once SQLite has removed the file). */
@@ -119,9 +121,11 @@ export function snapshotStatements(db: Db, options: SnapshotOptions = {}) {
     within<T>(read: () => T): T {
       if (db.inTransaction) return read();
       begin.run();
+      reading = true;
       try {
         return read();
       } finally {
+        reading = false;
         if (db.inTransaction) commit.run();
       }
     },

@@ -45,7 +45,9 @@ t.test('SOURCES: close() while a claim waits on its linked source answers that c
   t.ok(signals[0]?.aborted, 'the provider is told to stop');
   await turns(5);
   t.ok(answered, 'the claim is answered without the clock moving');
-  expectProblem(t, await claim, 'temporarily_unavailable');
+  const answer = await claim;
+  expectProblem(t, answer, 'temporarily_unavailable');
+  t.equal(answer.headers['retry-after'], '1', 'with Retry-After, as every 503 temporarily_unavailable');
   let idle = false;
   void h.service.idle().then(() => { idle = true; });
   await turns(5);

@@ -36,6 +36,12 @@ export interface PlannerDependencies {
   readonly organisations: OrganisationStatements;
   /** The cache's bound in plan entries (MAX_CACHED_PLAN_ENTRIES unless given: tests give less). */
   readonly maxCachedEntries?: number;
+  /**
+   * Whether what is read now is committed. A plan read inside a write batch is not kept: were
+   * the batch rolled back, the next commit could bring the workspace version to the same number
+   * with other data, and the plan would be taken for current.
+   */
+  readonly committedOnly?: () => boolean;
 }
 
 const instantOrZero = (local: string | null): number => (local === null ? 0 : localToEpochMs(local));
@@ -94,6 +100,7 @@ export function createPlanner(deps: PlannerDependencies) {
         return cached.plan;
       }
       const plan = compute(resourceId, now);
+      if (deps.committedOnly?.() === false) return plan;
       forget(resourceId);
       // Oldest first, until the new plan fits; one larger than the whole budget is not kept.
       for (const oldest of cache.keys()) {

@@ -1,0 +1,159 @@
+import t, { type Test } from 'tap';
+import Database from 'better-sqlite3';
+import { createService } from '../../lib/service.js';
+import { loadFixture } from '../../lib/fixtures/load.js';
+import { manualClock } from '../../lib/time/clock.js';
+import { adaWorld, API, etagOf, workspaceVersion } from '../helpers/api.js';
+import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
+import type { Harness } from '../helpers/service.js';
+import { expectProblem } from '../helpers/expect-problem.js';
+
+/**
+ * Some SQLite failures (an I/O error, a full disk) roll back the whole transaction, whichever
+ * statement met them: a write's own, or one run beside the batch's writes (a target check, a
+ * claim's plan). The batch is then gone with every write that joined it, and nothing decided
+ * inside it may be answered or remembered as if it had happened.
+ */
+
+type StatementMethod = 'get' | 'run' | 'all';
+
+/**
+ * Makes the next call of `method` on a statement of `db` whose SQL matches `sql` (and whose first
+ * argument passes `when`) fail as SQLite fails on an I/O error: the transaction is rolled back and
+ * SQLITE_IOERR is thrown. Once only; undone at the end of the test.
+ */
+function failOnce(t: Test, db: Database.Database, method: StatementMethod, sql: RegExp, when: (arg: unknown) => boolean = () => true): { fired: () => boolean } {
+  const prototype = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<StatementMethod, (...args: unknown[]) => unknown>;
+  const original = prototype[method];
+  let fired = false;
+  prototype[method] = function (this: Database.Statement, ...args: unknown[]) {
+    if (!fired && this.database === db && sql.test(this.source) && when(args[0])) {
+      fired = true;
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
+    }
+    return original.apply(this, args);
+  };
+  t.teardown(() => {
+    prototype[method] = original;
+  });
+  return { fired: () => fired };
+}
+
+const note = (text: string, etag: string) => ({ headers: { 'if-match': etag }, body: { text } });
+const notesOf = (h: Harness, taskId: number) => h.db.prepare('SELECT text FROM notes WHERE task_id = ?').pluck().all(taskId);
+const unexpected = (h: Harness) => h.errors.filter((entry) => entry['message'] === 'unexpected error');
+
+t.test('GROUP COMMIT: an I/O error in a target check beside the batch fails the whole batch 503; a write after it in the same turn starts a new batch and is answered as kept', async (t) => {
+  const h = adaWorld();
+  const [one, three, five] = [await etagOf(h, 1), await etagOf(h, 3), await etagOf(h, 5)];
+  const version = workspaceVersion(h);
+  const fault = failOnce(t, h.db, 'get', /AS organisationId,\s+EXISTS/, (arg) => (arg as { id?: number } | undefined)?.id === 3);
+  const [first, failing, after] = await Promise.all([
+    h.call('POST', `${API}/tasks/1/notes`, note('first', one)),
+    h.call('POST', `${API}/tasks/3/notes`, note('failing', three)),
+    h.call('POST', `${API}/tasks/5/notes`, note('after', five)),
+  ]);
+  t.ok(fault.fired(), 'the target check of task 3 met the I/O error');
+  expectProblem(t, failing, 'temporarily_unavailable', 'the write whose check failed');
+  expectProblem(t, first, 'temporarily_unavailable', 'the write of the batch SQLite rolled back');
+  t.strictSame(notesOf(h, 1), [], 'and it is not kept');
+  t.equal(after.status, 204, 'the write after the failure is applied');
+  t.strictSame(notesOf(h, 5), ['after'], 'once, in a batch of its own');
+  t.equal(workspaceVersion(h), version + 1, 'one version step: the one write kept');
+  t.strictSame(unexpected(h), [], 'no 500');
+  t.notOk(h.db.inTransaction, 'no batch is left open');
+});
+
+t.test('GROUP COMMIT: an I/O error in a statement beside the batch, with no write after it, fails the batch 503 at its commit, not 500', async (t) => {
+  const h = adaWorld();
+  const [one, three] = [await etagOf(h, 1), await etagOf(h, 3)];
+  const version = workspaceVersion(h);
+  failOnce(t, h.db, 'get', /AS organisationId,\s+EXISTS/, (arg) => (arg as { id?: number } | undefined)?.id === 3);
+  const [first, failing] = await Promise.all([
+    h.call('POST', `${API}/tasks/1/notes`, note('first', one)),
+    h.call('POST', `${API}/tasks/3/notes`, note('failing', three)),
+  ]);
+  expectProblem(t, first, 'temporarily_unavailable', 'the write of the lost batch');
+  expectProblem(t, failing, 'temporarily_unavailable', 'the write whose check failed');
+  t.ok(h.errors.some((entry) => entry['message'] === 'database transaction rolled back'), 'the operator is told what happened');
+  t.strictSame(unexpected(h), [], 'no 500');
+  t.equal(workspaceVersion(h), version, 'nothing kept');
+  t.equal((await h.call('POST', `${API}/tasks/1/notes`, note('again', one))).status, 204, 'the next write is applied');
+});
+
+t.test('GROUP COMMIT: refusals decided inside a batch that SQLite then rolls back are answered 503, not with what the batch showed (a 412 naming its version, a conflict with its receipt)', async (t) => {
+  const h = adaWorld();
+  const one = await etagOf(h, 1);
+  const version = workspaceVersion(h);
+  failOnce(t, h.db, 'run', /INSERT INTO notes/);
+  const keyed = (title: string) => ({ headers: { 'if-match': one, 'idempotency-key': 'k-1' }, body: { title } });
+  const [written, stale, conflict, failing] = await Promise.all([
+    h.call('PATCH', `${API}/tasks/1`, keyed('Renamed')),
+    // Decided on the batch's rows: the version the PATCH above made, and the receipt it stored.
+    h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': one }, body: { title: 'Stale' } }),
+    h.call('PATCH', `${API}/tasks/1`, keyed('Other')),
+    // Current inside the batch, which the PATCH above moved on by one step.
+    h.call('POST', `${API}/tasks/3/notes`, note('failing', `"task-3-plan-${version + 1}"`)),
+  ]);
+  expectProblem(t, failing, 'temporarily_unavailable', 'the write that met the I/O error');
+  expectProblem(t, written, 'temporarily_unavailable', 'the write the rollback took back');
+  expectProblem(t, stale, 'temporarily_unavailable', 'no 412 naming a version that never happened');
+  t.equal(stale.headers['etag'], undefined, 'and no ETag of it');
+  expectProblem(t, conflict, 'temporarily_unavailable', 'no 409 for a receipt that was never kept');
+  t.equal(workspaceVersion(h), version, 'nothing kept');
+  const retried = await h.call('PATCH', `${API}/tasks/1`, keyed('Other'));
+  t.equal(retried.status, 204, 'the key is free: a resend applies');
+  t.equal(retried.headers['idempotent-replayed'], undefined);
+  t.strictSame(unexpected(h), [], 'no 500');
+});
+
+t.test('GROUP COMMIT: a refusal decided inside a batch that commits is answered as decided, after the commit', async (t) => {
+  const h = adaWorld();
+  const one = await etagOf(h, 1);
+  const [written, stale] = await Promise.all([
+    h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': one }, body: { title: 'Renamed' } }),
+    h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': one }, body: { title: 'Stale' } }),
+  ]);
+  t.equal(written.status, 204);
+  expectProblem(t, stale, 'stale_update', 'the 412 stands');
+  t.equal(stale.headers['etag'], written.headers['etag'], 'naming the version the batch committed');
+});
+
+t.test('PLANS: a plan read inside a batch that is rolled back is not kept, though the next commit brings the workspace version to the same number', async (t) => {
+  const h = adaWorld();
+  const offered = async () => (await h.call('GET', `${API}/tasks/available`)).json.map((task: { id: number }) => task.id);
+  const before = await offered();
+  t.ok(before.includes(3) && before.includes(1), 'tasks 1 and 3 are offered');
+  const version = workspaceVersion(h);
+  const three = await etagOf(h, 3);
+  // One batch: task 3 set waiting (the version moves on), then a claim of task 1 plans at that version.
+  const waiting = h.call('PATCH', `${API}/tasks/3`, { headers: { 'if-match': three }, body: { isWaiting: true } });
+  const claim = h.call('POST', `${API}/tasks/1/claim`, { headers: { 'if-match': `"task-1-plan-${version + 1}"`, 'idempotency-key': 'c-1' } });
+  failOnce(t, h.db, 'run', /^COMMIT$/);
+  const [waitingAnswer, claimAnswer] = await Promise.all([waiting, claim]);
+  expectProblem(t, waitingAnswer, 'temporarily_unavailable', 'the commit failed');
+  expectProblem(t, claimAnswer, 'temporarily_unavailable', 'the claim, which planned inside the batch, went with it');
+  t.equal(workspaceVersion(h), version, 'nothing kept');
+  // An unrelated write brings the version to the number the lost batch had reached.
+  t.equal((await h.call('POST', `${API}/tasks/4/notes`, note('unrelated', await etagOf(h, 4)))).status, 204);
+  t.equal(workspaceVersion(h), version + 1);
+  t.strictSame(await offered(), before, 'the offer is as before: task 3 was never set waiting');
+  const claimed = await h.call('POST', `${API}/tasks/3/claim`, { headers: { 'if-match': await etagOf(h, 3), 'idempotency-key': 'c-3' } });
+  t.equal(claimed.status, 200, `and task 3 can be claimed: ${claimed.text ?? ''}`);
+});
+
+t.test('PLANS: a plan read in a read transaction is kept: offers at the same version plan once', async (t) => {
+  let plans = 0;
+  const db = new Database(':memory:', { verbose: (sql) => { if (String(sql).includes('AS assigneeCount')) plans += 1; } });
+  const clock = manualClock(TEST_NOW);
+  loadFixture(db, baseFixture(), { now: clock.now() });
+  const service = createService({ db, clock });
+  t.teardown(() => service.close());
+  const offer = async (token: string) => (await service.handle({ method: 'GET', url: `${API}/tasks/available`, headers: { authorization: `Bearer ${token}` } })).status;
+  t.equal(await offer(TOKENS.ada), 200);
+  t.equal(plans, 1, 'the offer plans');
+  // Another client of the same worker, with other scopes: its own cached answer, the same plan.
+  t.equal(await offer(TOKENS.readOnly), 200);
+  t.equal(plans, 1, 'the next offer at the same version reuses the plan');
+});
