@@ -4,7 +4,7 @@ import type { FixedWindowRateLimiter } from '../auth/rate-limit.js';
 import { ServiceError } from '../domain/errors.js';
 import { INT32_MAX } from '../domain/limits.js';
 import type { ClientStatements } from '../store/clients.js';
-import type { GroupCommit } from '../store/group-commit.js';
+import { RefusalWithdrawn, type GroupCommit } from '../store/group-commit.js';
 import { transientDatabaseFailure } from '../store/open.js';
 import type { ReadEpoch, SnapshotStatements } from '../store/snapshots.js';
 import type { Clock } from '../time/clock.js';
@@ -131,8 +131,9 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       method = undefined;
     }
     // An answer that outlived close() (a read queued behind the last batch, a source refresh
-    // finishing late) found the database gone: shutting down is no internal error.
-    if (deps.closed?.() === true) return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
+    // finishing late) found the database gone: shutting down is no internal error. A refusal
+    // whose batch was rolled back is withdrawn, as in `withdrawn`: its batch's failure is logged.
+    if (deps.closed?.() === true || error instanceof RefusalWithdrawn) return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
     const transient = transientDatabaseFailure(error);
     if (transient !== null) {
       // The transaction was rolled back, so nothing was applied; the operator has a line to act on.

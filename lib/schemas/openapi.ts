@@ -201,7 +201,7 @@ const PARAMETERS: Record<string, JsonObject> = {
   },
   IfNoneMatch: {
     name: 'If-None-Match', in: 'header', required: false,
-    description: 'The task ETag last read, or a comma-separated list, compared weakly (W/"..." matches; * matches any task). A match gives 304 with the ETag and no body. The ETag moves with every write in the organisation, so a 304 says nothing was written there, not that figures moving with the clock alone (remainingMinutes) are the same.',
+    description: 'The task ETag last read, or a comma-separated list, compared weakly (W/"..." matches; * matches any task). A match gives 304 with the ETag and no body. The ETag moves with every write in the organisation, so a 304 says nothing was written there, not that figures moving with the clock alone (remainingMinutes), or source bookkeeping a refresh updates without recording a change (isAvailable, lastSuccessUtc), are the same.',
     schema: { type: 'string' },
   },
 };

@@ -7,7 +7,7 @@ export interface GroupCommit {
    * the shared transaction) and resolves with its result after the batch commits. A throw from
    * `work` has already rolled back its own savepoint; the refusal may still rest on the batch's
    * uncommitted rows (a 412 naming a version not yet committed), so it rejects once the batch has
-   * ended: with the refusal if the batch committed, with TransactionLost if it was rolled back.
+   * ended: with the refusal if the batch committed, with RefusalWithdrawn if it was rolled back.
    */
   run<T>(work: () => T): Promise<T>;
   /** Whether a batch is open: reads made now would see its uncommitted rows. */
@@ -22,6 +22,17 @@ export interface GroupCommit {
    * (a service being closed: its connection may go to another service at once).
    */
   abandonOpen(error: unknown): void;
+}
+
+/**
+ * The rejection of a refusal decided inside a batch that was then rolled back: what it rested on
+ * never happened. It says nothing new (the batch's own failure is logged with its writes): the
+ * client is asked to retry.
+ */
+export class RefusalWithdrawn extends Error {
+  constructor() {
+    super('the write batch this refusal was decided in was rolled back');
+  }
 }
 
 interface Waiting {
@@ -112,7 +123,7 @@ export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): Gr
           return Promise.reject(error);
         }
         if (current === undefined) return Promise.reject(error);
-        return current.ended.then((committed) => Promise.reject(committed ? error : new TransactionLost()));
+        return current.ended.then((committed) => Promise.reject(committed ? error : new RefusalWithdrawn()));
       }
       return new Promise<T>((resolve, reject) => {
         current.waiting.push({ resolve: () => resolve(value), reject });

@@ -5,7 +5,8 @@ import type { Db } from './open.js';
  * database, by the version they bring it to. A database records its version in
  * `PRAGMA user_version` (so the database must be the service's own); one created from the
  * current `schema.sql` starts at the latest. Every migration makes the schema's triggers anew, so
- * a changed trigger needs only a new version here (test/store/migrations.test.ts records them).
+ * a changed trigger needs only a new version here (test/store/migrations.test.ts records them);
+ * one removed from schema.sql needs a DROP TRIGGER in its version's migration.
  */
 const MIGRATIONS: readonly { readonly version: number; readonly apply: (db: Db) => void }[] = [
   // Version 1: the first versioned schema (everything in schema.sql up to here).
@@ -85,13 +86,15 @@ export function migrate(db: Db, schemaSql: string): void {
     refuseNewer(locked);
     if (!holdsServiceSchema(db)) refuseTakenNames(db, schemaSql);
     const fresh = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n === 0;
-    // CREATE TRIGGER IF NOT EXISTS keeps an older body: the schema's triggers are made anew, so
-    // a release that changes one needs no migration of its own for it.
-    for (const [, name] of schemaSql.matchAll(/CREATE TRIGGER IF NOT EXISTS (\w+)/g)) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
     db.exec(schemaSql);
     // A database created before versioning is version 1; a new one already has everything.
     const from = fresh ? SCHEMA_VERSION : Math.max(locked, 1);
     for (const migration of MIGRATIONS) if (migration.version > from) migration.apply(db);
+    // CREATE TRIGGER IF NOT EXISTS keeps an older body: the schema's triggers are made anew, so
+    // a release that changes one needs no migration of its own for it. After the migrations: one
+    // that rebuilds a table drops its triggers with it.
+    for (const [, name] of schemaSql.matchAll(/CREATE TRIGGER IF NOT EXISTS (\w+)/g)) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
+    db.exec(schemaSql);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -91,6 +91,16 @@ t.test('PATCH: a startedAt after completedAt gives 422 invalid_field (a not-Done
   t.match(await readTask(h, 12), { status: 'Done', startedAt: '2026-11-16T09:30:00', completedAt: '2026-11-16T10:00:00' });
 });
 
+t.test('PATCH: starting a Ready task loaded with a completedAt (an earlier completion) and no start records the start now, past that completedAt', async (t) => {
+  const fixture = baseFixture();
+  fixture.tasks.push({
+    id: 12, projectId: 1, title: 'Reopened', estimatedMinutes: 60, completedAt: '2026-11-16T09:00:00', assignees: [{ staffMemberId: 10 }],
+  });
+  const h = adaWorld({ fixture });
+  t.equal((await patchTask(h, 12, { status: 'InProgress' })).status, 204);
+  t.match(await readTask(h, 12), { status: 'InProgress', startedAt: '2026-11-16T10:00:00', completedAt: '2026-11-16T09:00:00' });
+});
+
 t.test('PATCH: Done on a task whose fixture start is still in the future gives 422 invalid_field (it would complete before it started); with a start sent that is not, it is done', async (t) => {
   const fixture = baseFixture();
   fixture.tasks.push({

@@ -101,6 +101,7 @@ t.test('GROUP COMMIT: refusals decided inside a batch that SQLite then rolls bac
   expectProblem(t, stale, 'temporarily_unavailable', 'no 412 naming a version that never happened');
   t.equal(stale.headers['etag'], undefined, 'and no ETag of it');
   expectProblem(t, conflict, 'temporarily_unavailable', 'no 409 for a receipt that was never kept');
+  t.strictSame([...new Set(h.errors.map((entry) => entry['message']))], ['database I/O error'], 'only the failure is logged, not the refusals it withdrew');
   t.equal(workspaceVersion(h), version, 'nothing kept');
   const retried = await h.call('PATCH', `${API}/tasks/1`, keyed('Other'));
   t.equal(retried.status, 204, 'the key is free: a resend applies');

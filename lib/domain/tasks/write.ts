@@ -103,13 +103,14 @@ export function taskWrites(deps: TaskWriteDependencies) {
         });
         if (status === 'InProgress' && row.status === 'Ready') {
           if (leftBlocked) throw new ServiceError('task_blocked');
+          // Now, even past a completedAt loaded from a fixture: that was an earlier completion.
           startedAt ??= nowLocal;
         }
         if (status === 'Done') {
           if (row.humanBlocker === 1) throw new ServiceError('task_blocked', 'outstanding human blocker');
           if (unmetPrerequisites) throw new ServiceError('dependency_conflict', 'a prerequisite is not Done');
-          // Only a start loaded from a fixture can still be in the future here; finishing now
-          // would store a start after the completion, which a PATCH may never make.
+          // Only a start loaded from a fixture can still be in the future here: completing the
+          // task now would put its completion before its start.
           if (startedAt !== null && localToEpochMs(startedAt) > now) throw new ServiceError('invalid_field', 'startedAt is after completedAt');
           completedAt = nowLocal;
         }
