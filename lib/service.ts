@@ -36,7 +36,7 @@ import { sourceStatements, type TaskSourceRow } from './store/sources.js';
 import { sourceRefresher } from './sources/refresher.js';
 import { sourcePublisher } from './sources/publisher.js';
 import { validatorFor } from './schemas/validator.js';
-import { groupCommit } from './store/group-commit.js';
+import { groupCommit, outsideBatch } from './store/group-commit.js';
 import { EpochMemo, snapshotStatements } from './store/snapshots.js';
 import { ResponseCache } from './http/response-cache.js';
 import { publicationsOf } from './domain/assistance/publications.js';
@@ -124,7 +124,10 @@ export function createService(options: ServiceOptions): Service {
     },
     tasks: taskReads({
       sources: {
-        itemsOf: (ids) => sources.ofTasks(ids), expectingReplies: (id) => sources.expectingReplies(id), refresh, maxAgeMs: resolved.sourceMaxAgeMs,
+        itemsOf: (ids) => sources.ofTasks(ids),
+        expectingReplies: (id) => sources.expectingReplies(id),
+        refreshThenRead: (items, read) => refresh(items).then(() => outsideBatch(commits, () => snapshots.within(read))),
+        maxAgeMs: resolved.sourceMaxAgeMs,
       },
       reads,
       remaining: (resourceId, now) => remainingMinutesFor(calendars, resourceId, now),

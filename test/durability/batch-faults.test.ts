@@ -5,7 +5,8 @@ import { loadFixture } from '../../lib/fixtures/load.js';
 import { manualClock } from '../../lib/time/clock.js';
 import { adaWorld, API, etagOf, workspaceVersion } from '../helpers/api.js';
 import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
-import type { Harness } from '../helpers/service.js';
+import { harness, type CallResult, type Harness } from '../helpers/service.js';
+import type { SourceProvider } from '../../lib/sources/provider.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 
 /**
@@ -157,4 +158,39 @@ t.test('PLANS: a plan read in a read transaction is kept: offers at the same ver
   // Another client of the same worker, with other scopes: its own cached answer, the same plan.
   t.equal(await offer(TOKENS.readOnly), 200);
   t.equal(plans, 1, 'the next offer at the same version reuses the plan');
+});
+
+t.test('SOURCES: a list that waited for its linked sources reads once no batch is open, so a batch opened meanwhile and then rolled back takes nothing from it', async (t) => {
+  const provider: SourceProvider = {
+    refresh: () => ({ title: 'Ticket', description: null, businessStatus: 'open' }),
+    publish: async () => ({ ref: 'r' }),
+  };
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+  t.teardown(() => h.service.close());
+  const etag = await etagOf(h, 1);
+  // As the refresh records its result, a write is queued to arrive before the list goes on: it
+  // opens a batch that sets task 1 waiting, and that batch's commit fails.
+  let patched: Promise<CallResult> | undefined;
+  const prototype = Object.getPrototypeOf(h.db.prepare('SELECT 1')) as { run: (...args: unknown[]) => unknown };
+  const run = prototype.run;
+  prototype.run = function (this: Database.Statement, ...args: unknown[]) {
+    if (patched === undefined && this.database === h.db && this.source.includes('last_success_utc')) {
+      patched = Promise.resolve().then(() => {
+        const answer = h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': etag }, body: { isWaiting: true } });
+        failOnce(t, h.db, 'run', /^COMMIT$/);
+        return answer;
+      });
+    }
+    return run.apply(this, args);
+  };
+  t.teardown(() => {
+    prototype.run = run;
+  });
+  const listed = await h.call('GET', `${API}/tasks/available`);
+  t.ok(patched !== undefined, 'the write arrived while the list waited');
+  expectProblem(t, await patched!, 'temporarily_unavailable', "the write's batch was rolled back at its commit");
+  t.equal(listed.status, 200, 'the list is answered');
+  t.ok(listed.json.some((task: { id: number }) => task.id === 1), 'and shows task 1, which never became waiting');
 });

@@ -26,8 +26,12 @@ export interface OfferSources {
   itemsOf(taskIds: readonly number[]): readonly TaskSourceRow[];
   /** The items the resource's published, still open assistance requests await a reply from. */
   expectingReplies(resourceId: number): readonly TaskSourceRow[];
-  /** Refreshes the items now; resolves once the results are recorded. */
-  refresh(items: readonly TaskSourceRow[]): Promise<unknown>;
+  /**
+   * Refreshes the items now, then runs `read` once the results are recorded and no write batch
+   * is open, in one read transaction: a list read after waiting sees committed rows only, as a
+   * list read on arrival does (a batch opened meanwhile may still be rolled back).
+   */
+  refreshThenRead<T>(items: readonly TaskSourceRow[], read: () => T): Promise<T>;
   /** How old a refresh (successful or not) may be and still count when offering. */
   readonly maxAgeMs: number;
 }
@@ -114,7 +118,7 @@ export function taskReads(deps: TaskReadDependencies) {
       if (first.stale.length === 0) return views(principal, first.rows, false, now, first.until);
       // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
       const asked = new Set(first.stale.map((item) => item.id));
-      return deps.sources.refresh(first.stale).then(() => views(principal, offer(asked).rows, false, now, now));
+      return deps.sources.refreshThenRead(first.stale, () => views(principal, offer(asked).rows, false, now, now));
     },
 
     /**
@@ -133,7 +137,7 @@ export function taskReads(deps: TaskReadDependencies) {
       const stale = items.filter(isStale(now));
       if (stale.length === 0) return views(principal, rows, false, now, freshUntil(items));
       // An answer that waited for a refresh is not reused (the refresh moved the data epoch).
-      return deps.sources.refresh(stale).then(() => views(principal, waiting(), false, now, now));
+      return deps.sources.refreshThenRead(stale, () => views(principal, waiting(), false, now, now));
     },
   };
 }
