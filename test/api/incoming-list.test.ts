@@ -212,6 +212,21 @@ t.test('suggestions: floating items get the earliest free time of the recipient\
   t.equal(items[half.incomingId].suggestedStart, '2026-11-17T09:45:00', 'started at 16:45: 15 minutes today, 45 on Tuesday');
 });
 
+t.test('suggestions: behind work under way, a suggestion from a plan kept under a minute can be as early as that plan made it (README, Caches)', async (t) => {
+  const h = world();
+  const started = await ask(h, 1, { title: 'Started', estimatedMinutes: 30 });
+  await act(h, started.incomingId, 'start');
+  const floating = await ask(h, 2, { title: 'Floating', estimatedMinutes: 30 });
+  const suggestion = async () => (await list(h)).json.find((item: { id: number }) => item.id === floating.incomingId).suggestedStart;
+  t.equal(await suggestion(), '2026-11-16T10:30:00', 'after the half hour under way');
+  h.clock.advance(45_000);
+  t.equal(await suggestion(), '2026-11-16T10:30:00', 'the kept plan, 45 s on: the work under way still ends at 10:30');
+  // Any write moves the workspace version on, and the next list plans afresh.
+  const note = await h.call('POST', `${API}/tasks/3/notes`, { headers: { 'if-match': await etagOf(h, 3) }, body: { text: 'x' } });
+  t.equal(note.status, 204);
+  t.equal(await suggestion(), '2026-11-16T10:30:45', 'a plan made now: its 30 whole minutes from 10:00:45');
+});
+
 t.test('suggestions use the recipient\'s own calendar (not the default); no working time gives null with a reason', async (t) => {
   const withCalendar = (calendar: unknown): Harness => {
     const fixture = baseFixture();
