@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { ServiceError } from './domain/errors.js';
 import { FixedWindowRateLimiter } from './auth/rate-limit.js';
 import { assertIncomingAddressed, assertStageVisible } from './domain/assistance/access.js';
 import { externalEvaluation } from './domain/assistance/evaluation.js';
@@ -126,7 +127,11 @@ export function createService(options: ServiceOptions): Service {
       sources: {
         itemsOf: (ids) => sources.ofTasks(ids),
         expectingReplies: (id) => sources.expectingReplies(id),
-        refreshThenRead: (items, read) => refresh(items).then(() => outsideBatch(commits, () => snapshots.within(read))),
+        // Closed while waiting for a batch, the connection may already be another service's.
+        refreshThenRead: (items, read) => refresh(items).then(() => outsideBatch(commits, () => {
+          if (closed) throw new ServiceError('temporarily_unavailable', 'the service is closed', { 'retry-after': '1' });
+          return snapshots.within(read);
+        })),
         maxAgeMs: resolved.sourceMaxAgeMs,
       },
       reads,

@@ -114,14 +114,23 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     else deps.logger.debug?.(entry);
   }
 
-  function failure(error: unknown, traceId: string, request: ServiceRequest): ServiceResponse {
+  function failure(thrown: unknown, traceId: string, request: ServiceRequest): ServiceResponse {
+    // A refusal withdrawn with its rolled-back batch is 503 (as in `withdrawn`), its batch's
+    // failure logged once; anything else a write threw there is answered as itself.
+    let error = thrown;
+    if (thrown instanceof RefusalWithdrawn) {
+      if (thrown.refusal instanceof ServiceError) {
+        if (thrown.unreported && deps.closed?.() !== true) logDatabaseFailure(thrown.failure, traceId, undefined);
+        return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
+      }
+      error = thrown.refusal;
+    }
     if (error instanceof ServiceError) {
       const extra: Record<string, string> = { ...error.headers };
       if (error.code === 'authentication_failed') extra['www-authenticate'] = 'Bearer';
       log('debug', { traceId, code: error.code, detail: error.detail });
       return problemResponse(error.code, traceId, extra);
     }
-    const stack = error instanceof Error ? error.stack ?? error.message : String(error);
     // `request` itself may be what is wrong (an untyped host passing null, a getter that throws):
     // reading it must not throw here.
     let method: unknown;
@@ -131,17 +140,20 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
       method = undefined;
     }
     // An answer that outlived close() (a read queued behind the last batch, a source refresh
-    // finishing late) found the database gone: shutting down is no internal error. A refusal
-    // whose batch was rolled back is withdrawn, as in `withdrawn`: its batch's failure is logged.
-    if (deps.closed?.() === true || error instanceof RefusalWithdrawn) return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
+    // finishing late) found the database gone: shutting down is no internal error.
+    if (deps.closed?.() === true) return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
+    return logDatabaseFailure(error, traceId, method)
+      ? problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' })
+      : problemResponse('internal_error', traceId);
+  }
+
+  /** Logs a failure that is not the request's fault; true when it is a transient database one. */
+  function logDatabaseFailure(error: unknown, traceId: string, method: unknown): boolean {
+    const stack = error instanceof Error ? error.stack ?? error.message : String(error);
     const transient = transientDatabaseFailure(error);
-    if (transient !== null) {
-      // The transaction was rolled back, so nothing was applied; the operator has a line to act on.
-      log('error', { traceId, message: `database ${transient}`, method, error: stack });
-      return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
-    }
-    log('error', { traceId, message: 'unexpected error', method, error: stack });
-    return problemResponse('internal_error', traceId);
+    // Transient: the transaction was rolled back, so nothing was applied; the operator has a line to act on.
+    log('error', { traceId, message: transient === null ? 'unexpected error' : `database ${transient}`, method, error: stack });
+    return transient !== null;
   }
 
   /**

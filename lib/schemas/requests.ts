@@ -40,7 +40,7 @@ export const TaskPatch = Type.Object(
     description: Type.Optional(Nullable(Type.String({ maxLength: MAX_TEXT_LENGTH }))),
     status: Type.Optional({
       ...TaskStatus,
-      description: 'Ready to InProgress starts the task (startedAt becomes now unless the task has one or the PATCH sends one) and is 409 task_blocked while the task, as this PATCH leaves it, is blocked. InProgress may go back to Ready (startedAt is kept). Done, from Ready or InProgress, sets completedAt and is 409 task_blocked for an outstanding human blocker or 409 dependency_conflict for a prerequisite not Done (and 422 invalid_field for a startedAt still in the future, which only a loaded fixture can hold). The task\'s own status again is no transition. A Done task refuses every PATCH (409 task_completed).',
+      description: 'Ready to InProgress starts the task (startedAt becomes now unless the task has one or the PATCH sends one) and is 409 task_blocked while the task, as this PATCH leaves it, is blocked. InProgress may go back to Ready (startedAt is kept). Done, from Ready or InProgress, sets completedAt and is 409 task_blocked for an outstanding human blocker or 409 dependency_conflict for a prerequisite not Done (and 422 invalid_field for a startedAt still in the future, which only a loaded fixture or a clock set back can leave). The task\'s own status again is no transition. A Done task refuses every PATCH (409 task_completed).',
     }),
     sequence: Type.Optional(Int32({ minimum: 0, maximum: MAX_SEQUENCE })),
     estimatedMinutes: Type.Optional({

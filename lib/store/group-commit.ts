@@ -26,11 +26,16 @@ export interface GroupCommit {
 
 /**
  * The rejection of a refusal decided inside a batch that was then rolled back: what it rested on
- * never happened. It says nothing new (the batch's own failure is logged with its writes): the
- * client is asked to retry.
+ * never happened, and the client is asked to retry. `refusal` is what the write threw; `failure`
+ * what ended the batch, `unreported` when no write of the batch was told of it (a batch of
+ * refusals alone), so that it is logged once all the same.
  */
 export class RefusalWithdrawn extends Error {
-  constructor() {
+  constructor(
+    readonly refusal: unknown,
+    readonly failure: unknown,
+    readonly unreported: boolean,
+  ) {
     super('the write batch this refusal was decided in was rolled back');
   }
 }
@@ -42,6 +47,10 @@ interface Waiting {
 
 interface Batch {
   readonly waiting: Waiting[];
+  /** What ended the batch, if it was rolled back. */
+  failure?: unknown;
+  /** Whether anyone has been told of `failure` (a write that joined, or a withdrawn refusal). */
+  failureReported: boolean;
   readonly ended: Promise<boolean>;
   readonly end: (committed: boolean) => void;
   /** Set once the batch is over, committed or not: its scheduled flush then does nothing. */
@@ -67,7 +76,7 @@ export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): Gr
     const ended = new Promise<boolean>((resolve) => {
       end = resolve;
     });
-    const opened: Batch = { waiting: [], ended, end, over: false };
+    const opened: Batch = { waiting: [], ended, end, over: false, failureReported: false };
     setImmediate(() => flush(opened));
     return opened;
   }
@@ -82,6 +91,8 @@ export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): Gr
     } catch {
       // The connection is beyond saving; every write of the batch is refused below.
     }
+    ending.failure = error;
+    ending.failureReported = ending.waiting.length > 0;
     for (const write of ending.waiting) write.reject(error);
     ending.end(false);
   }
@@ -123,7 +134,13 @@ export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): Gr
           return Promise.reject(error);
         }
         if (current === undefined) return Promise.reject(error);
-        return current.ended.then((committed) => Promise.reject(committed ? error : new RefusalWithdrawn()));
+        const decidedIn = current;
+        return decidedIn.ended.then((committed) => {
+          if (committed) throw error;
+          const unreported = !decidedIn.failureReported;
+          decidedIn.failureReported = true;
+          throw new RefusalWithdrawn(error, decidedIn.failure, unreported);
+        });
       }
       return new Promise<T>((resolve, reject) => {
         current.waiting.push({ resolve: () => resolve(value), reject });

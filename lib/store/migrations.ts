@@ -86,14 +86,19 @@ export function migrate(db: Db, schemaSql: string): void {
     refuseNewer(locked);
     if (!holdsServiceSchema(db)) refuseTakenNames(db, schemaSql);
     const fresh = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n === 0;
+    // CREATE TRIGGER IF NOT EXISTS keeps an older body: the schema's triggers are made anew, so
+    // a release that changes one needs no migration of its own for it. Dropped before the
+    // migrations (an old body naming a column could stop one that alters the table) and made
+    // again after them (one that rebuilds a table drops its triggers with it).
+    const dropTriggers = () => {
+      for (const [, name] of schemaSql.matchAll(/CREATE TRIGGER IF NOT EXISTS (\w+)/g)) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
+    };
+    dropTriggers();
     db.exec(schemaSql);
     // A database created before versioning is version 1; a new one already has everything.
     const from = fresh ? SCHEMA_VERSION : Math.max(locked, 1);
     for (const migration of MIGRATIONS) if (migration.version > from) migration.apply(db);
-    // CREATE TRIGGER IF NOT EXISTS keeps an older body: the schema's triggers are made anew, so
-    // a release that changes one needs no migration of its own for it. After the migrations: one
-    // that rebuilds a table drops its triggers with it.
-    for (const [, name] of schemaSql.matchAll(/CREATE TRIGGER IF NOT EXISTS (\w+)/g)) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
+    dropTriggers();
     db.exec(schemaSql);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();

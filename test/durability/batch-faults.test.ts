@@ -110,6 +110,15 @@ t.test('GROUP COMMIT: refusals decided inside a batch that SQLite then rolls bac
   t.strictSame(unexpected(h), [], 'no 500');
 });
 
+t.test('GROUP COMMIT: a batch of refusals alone whose commit fails answers 503, and its failure is logged once', async (t) => {
+  const h = adaWorld();
+  const stale = `"task-1-plan-${workspaceVersion(h) - 1}"`;
+  failOnce(t, h.db, 'run', /^COMMIT$/);
+  const answers = await Promise.all([1, 2].map((n) => h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': stale }, body: { title: `Stale ${n}` } })));
+  for (const answer of answers) expectProblem(t, answer, 'temporarily_unavailable', 'a 412 of the lost batch');
+  t.strictSame(h.errors.map((entry) => entry['message']), ['database I/O error'], 'the failure, once');
+});
+
 t.test('GROUP COMMIT: a refusal decided inside a batch that commits is answered as decided, after the commit', async (t) => {
   const h = adaWorld();
   const one = await etagOf(h, 1);
@@ -193,4 +202,43 @@ t.test('SOURCES: a list that waited for its linked sources reads once no batch i
   expectProblem(t, await patched!, 'temporarily_unavailable', "the write's batch was rolled back at its commit");
   t.equal(listed.status, 200, 'the list is answered');
   t.ok(listed.json.some((task: { id: number }) => task.id === 1), 'and shows task 1, which never became waiting');
+});
+
+t.test('SOURCES: a list waiting for a batch when the service closes is answered 503 and runs nothing more on the connection', async (t) => {
+  const provider: SourceProvider = {
+    refresh: () => ({ title: 'Ticket', description: null, businessStatus: 'open' }),
+    publish: async () => ({ ref: 'r' }),
+  };
+  const fixture = baseFixture();
+  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
+  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+  const etag = await etagOf(h, 1);
+  const prototype = Object.getPrototypeOf(h.db.prepare('SELECT 1')) as Record<'run' | 'get' | 'all', (...args: unknown[]) => unknown>;
+  const originals = { run: prototype.run, get: prototype.get, all: prototype.all };
+  let closed = false;
+  const afterClose: string[] = [];
+  let patched: Promise<CallResult> | undefined;
+  for (const method of ['run', 'get', 'all'] as const) {
+    prototype[method] = function (this: Database.Statement, ...args: unknown[]) {
+      if (this.database === h.db) {
+        if (closed) afterClose.push(this.source);
+        // As the refresh records its result, a write opens a batch, and the service is closed.
+        if (patched === undefined && this.source.includes('last_success_utc')) {
+          patched = Promise.resolve().then(() => {
+            const answer = h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': etag }, body: { isWaiting: true } });
+            h.service.close();
+            closed = true;
+            return answer;
+          });
+        }
+      }
+      return originals[method].apply(this, args);
+    };
+  }
+  t.teardown(() => Object.assign(prototype, originals));
+  const listed = await h.call('GET', `${API}/tasks/available`);
+  expectProblem(t, listed, 'temporarily_unavailable', 'the list');
+  t.equal(listed.headers['retry-after'], '1');
+  expectProblem(t, await patched!, 'temporarily_unavailable', 'the write close() rolled back');
+  t.strictSame(afterClose, [], 'no statement ran after close()');
 });

@@ -109,8 +109,8 @@ export function taskWrites(deps: TaskWriteDependencies) {
         if (status === 'Done') {
           if (row.humanBlocker === 1) throw new ServiceError('task_blocked', 'outstanding human blocker');
           if (unmetPrerequisites) throw new ServiceError('dependency_conflict', 'a prerequisite is not Done');
-          // Only a start loaded from a fixture can still be in the future here: completing the
-          // task now would put its completion before its start.
+          // Only a start loaded from a fixture (or made before the clock was set back) can still
+          // be in the future here: completing the task now would put its completion before it.
           if (startedAt !== null && localToEpochMs(startedAt) > now) throw new ServiceError('invalid_field', 'startedAt is after completedAt');
           completedAt = nowLocal;
         }
