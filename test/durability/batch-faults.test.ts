@@ -169,14 +169,19 @@ t.test('PLANS: a plan read in a read transaction is kept: offers at the same ver
   t.equal(plans, 1, 'the next offer at the same version reuses the plan');
 });
 
-t.test('SOURCES: a list that waited for its linked sources reads once no batch is open, so a batch opened meanwhile and then rolled back takes nothing from it', async (t) => {
+/** Ada's world with task 1 linked to a tracker item whose refresh answers at once. */
+function linkedWorld(): Harness {
   const provider: SourceProvider = {
     refresh: () => ({ title: 'Ticket', description: null, businessStatus: 'open' }),
     publish: async () => ({ ref: 'r' }),
   };
   const fixture = baseFixture();
   fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
-  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+  return harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+}
+
+t.test('SOURCES: a list that waited for its linked sources reads once no batch is open, so a batch opened meanwhile and then rolled back takes nothing from it', async (t) => {
+  const h = linkedWorld();
   t.teardown(() => h.service.close());
   const etag = await etagOf(h, 1);
   // As the refresh records its result, a write is queued to arrive before the list goes on: it
@@ -205,13 +210,7 @@ t.test('SOURCES: a list that waited for its linked sources reads once no batch i
 });
 
 t.test('SOURCES: a list waiting for a batch when the service closes is answered 503 and runs nothing more on the connection', async (t) => {
-  const provider: SourceProvider = {
-    refresh: () => ({ title: 'Ticket', description: null, businessStatus: 'open' }),
-    publish: async () => ({ ref: 'r' }),
-  };
-  const fixture = baseFixture();
-  fixture.tasks[0]!['sources'] = [{ providerKey: 'tracker', itemId: 'T-1' }];
-  const h = harness({ fixture, defaultToken: TOKENS.ada, serviceOptions: { sources: { tracker: provider } } });
+  const h = linkedWorld();
   const etag = await etagOf(h, 1);
   const prototype = Object.getPrototypeOf(h.db.prepare('SELECT 1')) as Record<'run' | 'get' | 'all', (...args: unknown[]) => unknown>;
   const originals = { run: prototype.run, get: prototype.get, all: prototype.all };
