@@ -120,7 +120,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     let error = thrown;
     if (thrown instanceof RefusalWithdrawn) {
       if (thrown.refusal instanceof ServiceError) {
-        if (thrown.unreported && deps.closed?.() !== true) logDatabaseFailure(thrown.failure, traceId, undefined);
+        if (thrown.unreported && deps.closed?.() !== true) logFailure(thrown.failure, traceId, undefined);
         return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
       }
       error = thrown.refusal;
@@ -142,13 +142,13 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     // An answer that outlived close() (a read queued behind the last batch, a source refresh
     // finishing late) found the database gone: shutting down is no internal error.
     if (deps.closed?.() === true) return problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' });
-    return logDatabaseFailure(error, traceId, method)
+    return logFailure(error, traceId, method)
       ? problemResponse('temporarily_unavailable', traceId, { 'retry-after': '1' })
       : problemResponse('internal_error', traceId);
   }
 
   /** Logs a failure that is not the request's fault; true when it is a transient database one. */
-  function logDatabaseFailure(error: unknown, traceId: string, method: unknown): boolean {
+  function logFailure(error: unknown, traceId: string, method: unknown): boolean {
     const stack = error instanceof Error ? error.stack ?? error.message : String(error);
     const transient = transientDatabaseFailure(error);
     // Transient: the transaction was rolled back, so nothing was applied; the operator has a line to act on.
