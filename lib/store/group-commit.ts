@@ -130,7 +130,10 @@ export function groupCommit(db: Db, fileInPlace: () => boolean = () => true): Gr
         // not just this write's savepoint: the batch is gone with every write that joined it, and
         // a write run now would commit on its own, outside any batch.
         if (batch !== null && !db.inTransaction) {
-          abandon(batch, error);
+          const lost = batch;
+          abandon(lost, error);
+          // This write reports the failure itself: its batch's refusals need not again.
+          lost.failureReported = true;
           return Promise.reject(error);
         }
         if (current === undefined) return Promise.reject(error);

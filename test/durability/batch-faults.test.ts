@@ -119,6 +119,20 @@ t.test('GROUP COMMIT: a batch of refusals alone whose commit fails answers 503, 
   t.strictSame(h.errors.map((entry) => entry['message']), ['database I/O error'], 'the failure, once');
 });
 
+t.test('GROUP COMMIT: a refusal beside the write whose own failure ended the batch is 503, the failure logged once, by that write', async (t) => {
+  const h = adaWorld();
+  const version = workspaceVersion(h);
+  const three = await etagOf(h, 3);
+  failOnce(t, h.db, 'run', /INSERT INTO notes/);
+  const [stale, failing] = await Promise.all([
+    h.call('PATCH', `${API}/tasks/1`, { headers: { 'if-match': `"task-1-plan-${version - 1}"` }, body: { title: 'Stale' } }),
+    h.call('POST', `${API}/tasks/3/notes`, note('failing', three)),
+  ]);
+  expectProblem(t, stale, 'temporarily_unavailable', 'the 412 of the lost batch');
+  expectProblem(t, failing, 'temporarily_unavailable', 'the write that met the failure');
+  t.strictSame(h.errors.map((entry) => entry['message']), ['database I/O error'], 'once');
+});
+
 t.test('GROUP COMMIT: a refusal decided inside a batch that commits is answered as decided, after the commit', async (t) => {
   const h = adaWorld();
   const one = await etagOf(h, 1);
