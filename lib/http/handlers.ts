@@ -17,7 +17,7 @@ import type {
   ActualEffortInput, AssistanceCreateInput, ClaimRequestInput, ExternalEvaluationInput, IncomingCompleteInput,
   IncomingPlanInput, IncomingReassignInput, NoteCreateInput, TaskPatchInput,
 } from '../schemas/requests.js';
-import { ifNoneMatchHits } from './conditional.js';
+import { ifNoneMatchHits, REVALIDATED_PER_CLIENT } from './conditional.js';
 import { jsonResponse, type OperationContext, type OperationHandler } from './pipeline.js';
 import type { RenderedRead, ResponseCache } from './response-cache.js';
 import type { Timed } from '../domain/tasks/read.js';
@@ -192,8 +192,9 @@ export function operationHandlers(deps: HandlerDependencies): Record<ClientOpera
     getTask: (c): ServiceResponse => {
       const task = cachedRead(c, 'task', () => tasks.getTask(c.principal, c.id, c.now), (view) => view.etag);
       const etag = task.etag ?? '';
-      if (ifNoneMatchHits(c.headers.get('if-none-match'), etag)) return { status: 304, headers: { etag } };
-      return { status: 200, headers: { etag, 'content-type': 'application/json' }, body: task.body };
+      // A 304 carries what the 200 would have for a cache to update its copy (RFC 9110 15.4.5).
+      if (ifNoneMatchHits(c.headers.get('if-none-match'), etag)) return { status: 304, headers: { etag, ...REVALIDATED_PER_CLIENT } };
+      return { status: 200, headers: { etag, ...REVALIDATED_PER_CLIENT, 'content-type': 'application/json' }, body: task.body };
     },
     patchTask: write((c) => writes.patch(c.principal, c.id, bodyOf<TaskPatchInput>(c), c.now)),
     replaceActualEffort: write((c) => writes.replaceEffort(c.principal, c.id, bodyOf<ActualEffortInput>(c), c.now)),

@@ -9,6 +9,7 @@ import { transientDatabaseFailure } from '../store/open.js';
 import type { ReadEpoch, SnapshotStatements } from '../store/snapshots.js';
 import type { Clock } from '../time/clock.js';
 import { bodyByteLength, MAX_BODY_BYTES, readBody, type ParsedBody } from './body.js';
+import { NOT_STORED } from './conditional.js';
 import { requestHeaders, type RequestHeaders } from './headers.js';
 import { BASE_PATH, type AnonymousOperationId, type ClientOperationId, type OperationSpec } from './operations.js';
 import { newTraceId, problemResponse } from './problem.js';
@@ -99,6 +100,7 @@ export function createPipeline(deps: PipelineDependencies): (request: ServiceReq
     meta: ResponseMeta,
   ): ServiceResponse {
     response.headers['x-trace-id'] = traceId;
+    response.headers['cache-control'] ??= NOT_STORED;
     // For the host's request log (route template, client id); adapters never send it.
     if (meta.route !== undefined || meta.clientId !== undefined) response.meta = { ...meta };
     if (rate !== null) {

@@ -1,5 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import type { ErrorCode } from '../domain/errors.js';
+import { NOT_STORED } from './conditional.js';
 import type { ServiceResponse } from './types.js';
 
 interface CatalogueEntry {
@@ -75,7 +76,7 @@ export function problemResponse(
   const body = JSON.stringify({ type: 'about:blank', title, status, code, traceId });
   return {
     status,
-    headers: { ...extraHeaders, 'content-type': PROBLEM_CONTENT_TYPE, 'x-trace-id': traceId },
+    headers: { ...extraHeaders, 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': NOT_STORED, 'x-trace-id': traceId },
     body,
   };
 }

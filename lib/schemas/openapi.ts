@@ -1,5 +1,6 @@
 import type { TSchema } from 'typebox';
 import { ERROR_CATALOGUE } from '../http/problem.js';
+import { NOT_STORED, REVALIDATED_PER_CLIENT } from '../http/conditional.js';
 import { BASE_PATH, BUSINESS_ERRORS, OPERATIONS, type OperationSpec } from '../http/operations.js';
 import type { ErrorCode } from '../domain/errors.js';
 import { Id } from './common.js';
@@ -166,6 +167,14 @@ const HEADERS: Record<string, JsonObject> = {
   Location: { description: 'Path of the created assistance stage.', schema: { type: 'string' } },
   Warning: { description: '299 warning for deprecated input.', schema: { type: 'string' } },
   'Idempotent-Replayed': { description: 'true when the response is a stored receipt.', schema: { type: 'string', enum: ['true'] } },
+  'Cache-Control': {
+    description: "private, no-cache on GET /tasks/{id}'s 200 and 304: the caller's own HTTP cache may keep the task and must revalidate it with If-None-Match before each use. no-store on every other answer: no cache keeps lists, identities or errors.",
+    schema: { type: 'string', enum: [REVALIDATED_PER_CLIENT['cache-control'], NOT_STORED] },
+  },
+  Vary: {
+    description: 'Authorization: the same ETag can come with another body for another credential (assistance content needs human-requests:read).',
+    schema: { type: 'string', enum: [REVALIDATED_PER_CLIENT.vary] },
+  },
 };
 
 function headerRefs(names: readonly string[]): JsonObject {
@@ -248,7 +257,8 @@ function operationObject(operation: OperationSpec, converter: SchemaConverter): 
   if (operation.operationId === 'getTask') parameters.push(ref('IfNoneMatch'));
 
   const authenticated = operation.caller !== 'anonymous';
-  const successHeaders = [...operation.success.headers, 'X-Trace-Id', ...(authenticated ? ['RateLimit', 'RateLimit-Policy'] : [])];
+  const revalidated = operation.operationId === 'getTask' ? ['Vary'] : [];
+  const successHeaders = [...operation.success.headers, ...revalidated, 'Cache-Control', 'X-Trace-Id', ...(authenticated ? ['RateLimit', 'RateLimit-Policy'] : [])];
   if (operation.idempotencyKey !== 'none') successHeaders.push('Idempotent-Replayed');
   const success: JsonObject = { description: operation.success.description, headers: headerRefs(successHeaders) };
   if (operation.success.schema !== null) {
@@ -256,7 +266,7 @@ function operationObject(operation: OperationSpec, converter: SchemaConverter): 
   }
   const responses: JsonObject = { [String(operation.success.status)]: success };
   if (operation.operationId === 'getTask') {
-    responses['304'] = { description: 'Not modified: If-None-Match matched the current ETag.', headers: headerRefs(['ETag', 'X-Trace-Id', 'RateLimit', 'RateLimit-Policy']) };
+    responses['304'] = { description: 'Not modified: If-None-Match matched the current ETag.', headers: headerRefs(['ETag', ...revalidated, 'Cache-Control', 'X-Trace-Id', 'RateLimit', 'RateLimit-Policy']) };
   }
   for (const { status, name } of STATUS_RESPONSES) responses[String(status)] = { $ref: `#/components/responses/${name}` };
 
@@ -315,7 +325,7 @@ export function openApiDocument(): JsonObject {
       description: `${description} Codes: ${codes.join(', ')} (each operation's x-error-codes say which it answers).`,
       // Authenticated answers carry the RateLimit fields, errors included; a 401 has no client,
       // and 405 and 413 are answered before authentication.
-      headers: headerRefs([...headers, 'X-Trace-Id', ...([401, 405, 413].includes(status) ? [] : ['RateLimit', 'RateLimit-Policy'])]),
+      headers: headerRefs([...headers, 'Cache-Control', 'X-Trace-Id', ...([401, 405, 413].includes(status) ? [] : ['RateLimit', 'RateLimit-Policy'])]),
       content: { 'application/problem+json': { schema: problemSchema } },
     };
   }

@@ -540,6 +540,7 @@ t.test('a request node:http cannot parse gets a problem+json 400 with a trace id
     tt.equal(statusOf(response), 400, `${what}: 400`);
     tt.match(response, /\r\ncontent-type: application\/problem\+json\r\n/i, `${what}: problem+json`);
     tt.match(response, /\r\nconnection: close\r\n/i, `${what}: the connection is closed after it`);
+    tt.match(response, /\r\ncache-control: no-store\r\n/i, `${what}: no cache keeps it`);
     const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
     tt.equal(body['code'], 'validation_failed', `${what}: validation_failed`);
     tt.match(body['traceId'], /^[0-9a-f]{32}$/, `${what}: a trace id`);

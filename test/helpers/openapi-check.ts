@@ -13,8 +13,12 @@ const document = openApiDocument() as {
     'x-error-codes': Record<string, string[]>;
     requestBody?: unknown;
   }>>;
-  components: { responses: Record<string, { content: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> };
+  components: {
+    responses: Record<string, { content: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }>;
+    headers: Record<string, { schema: { type?: string } }>;
+  };
 };
+const headerSchemas = Object.fromEntries(Object.entries(document.components.headers).map(([name, header]) => [name, header.schema]));
 
 const ajv = new Ajv({ strict: false, allErrors: false });
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -100,7 +104,15 @@ export function openApiProblems(method: string, url: string, response: CheckedRe
   }
   for (const header of declaredHeaders) {
     const optional = ['Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Warning', 'ETag', 'Accept-Encoding'].includes(header);
-    if (!optional && response.headers[header.toLowerCase()] === undefined) problems.push(`${method} ${url}: header ${header} missing`);
+    const value = response.headers[header.toLowerCase()];
+    if (value === undefined) {
+      if (!optional) problems.push(`${method} ${url}: header ${header} missing`);
+      continue;
+    }
+    // A header's value is text; an integer header (Retry-After) must be digits to be one.
+    const validate = validatorAt(`/components/headers/${escape(header)}/schema`);
+    const typed = headerSchemas[header]?.type === 'integer' ? (/^\d+$/.test(value) ? Number(value) : value) : value;
+    if (!validate(typed)) problems.push(`${method} ${url}: header ${header} ${JSON.stringify(value)}: ${ajv.errorsText(validate.errors)}`);
   }
   if (schemaPointer !== undefined) {
     if (response.headers['content-type'] !== mediaType) problems.push(`${method} ${url}: content-type ${response.headers['content-type']} is not ${mediaType}`);
