@@ -95,41 +95,98 @@ function firstEndingAfter(segments: readonly Segment[], instant: number): number
 }
 
 /**
+ * The timeline kept in buckets of consecutive segments, none empty, so that splitting a segment
+ * moves the segments of its bucket only. In one array, every task placed among scattered planned
+ * work (tasks held apart by their earliest starts) moved every later segment, so the cost grew
+ * with the square of the tasks: 40,000 such tasks on a calendar of 48 slots a day took 1.5 s to
+ * plan, against 0.1 s in buckets.
+ */
+type Timeline = Segment[][];
+
+/** A bucket is halved once it holds more segments than this. */
+const BUCKET_LIMIT = 128;
+
+function bucketed(segments: Segment[]): Timeline {
+  const timeline: Timeline = [];
+  for (let index = 0; index < segments.length; index += BUCKET_LIMIT / 2) timeline.push(segments.slice(index, index + BUCKET_LIMIT / 2));
+  return timeline;
+}
+
+/** Index of the first bucket whose last segment ends after `instant`. */
+function firstBucketEndingAfter(timeline: Timeline, instant: number): number {
+  let low = 0;
+  let high = timeline.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const bucket = timeline[middle] as Segment[];
+    if ((bucket[bucket.length - 1] as Segment).end <= instant) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
  * Marks `minutes` of free time from `notBefore` on as busy; null when nothing was free. The
  * segments it fills, and the planned work between them, become one busy segment, joined with a
- * busy neighbour it follows or precedes in the array (whatever non-working time lies between: a
+ * busy neighbour it follows or precedes in its bucket (whatever non-working time lies between: a
  * busy segment's times only order the timeline). So planned work stays one segment however many
  * tasks fill it, a later task skips it in one step, and a task spread over thousands of short
- * working intervals changes the array once, not once per interval.
+ * working intervals changes the timeline once, not once per interval.
  */
-function occupy(segments: Segment[], notBefore: number, minutes: number): Placement | null {
-  let first = firstEndingAfter(segments, notBefore);
-  while (first < segments.length && (segments[first] as Segment).busy) first += 1;
-  if (first === segments.length) return null;
-  const start = Math.max((segments[first] as Segment).start, notBefore);
+function occupy(timeline: Timeline, notBefore: number, minutes: number): Placement | null {
+  let firstBucket = firstBucketEndingAfter(timeline, notBefore);
+  if (firstBucket === timeline.length) return null;
+  let first = firstEndingAfter(timeline[firstBucket] as Segment[], notBefore);
+  for (;;) {
+    const bucket = timeline[firstBucket] as Segment[];
+    while (first < bucket.length && (bucket[first] as Segment).busy) first += 1;
+    if (first < bucket.length) break;
+    firstBucket += 1;
+    first = 0;
+    if (firstBucket === timeline.length) return null;
+  }
+  const head = timeline[firstBucket] as Segment[];
+  const firstSegment = head[first] as Segment;
+  const start = Math.max(firstSegment.start, notBefore);
   let needed = minutes * MINUTE_MS;
+  let lastBucket = firstBucket;
   let last = first;
   let finish = start;
-  for (let index = first; index < segments.length && needed > 0; index += 1) {
-    const segment = segments[index] as Segment;
-    if (segment.busy) continue;
-    const from = index === first ? start : segment.start;
-    finish = Math.min(segment.end, from + needed);
-    needed -= finish - from;
-    last = index;
+  for (let bucketIndex = firstBucket, index = first; bucketIndex < timeline.length && needed > 0; bucketIndex += 1, index = 0) {
+    const bucket = timeline[bucketIndex] as Segment[];
+    for (; index < bucket.length && needed > 0; index += 1) {
+      const segment = bucket[index] as Segment;
+      if (segment.busy) continue;
+      const from = segment === firstSegment ? start : segment.start;
+      finish = Math.min(segment.end, from + needed);
+      needed -= finish - from;
+      lastBucket = bucketIndex;
+      last = index;
+    }
   }
-  const previous = segments[first - 1];
-  const next = segments[last + 1];
-  const freeBefore = (segments[first] as Segment).start < start;
-  const freeAfter = finish < (segments[last] as Segment).end;
+  const tail = timeline[lastBucket] as Segment[];
+  const lastSegment = tail[last] as Segment;
+  const previous = head[first - 1];
+  const next = tail[last + 1];
+  const freeBefore = firstSegment.start < start;
+  const freeAfter = finish < lastSegment.end;
   const joinsPrevious = !freeBefore && previous?.busy === true;
   const joinsNext = !freeAfter && next?.busy === true;
   const pieces: Segment[] = [];
-  if (freeBefore) pieces.push({ start: (segments[first] as Segment).start, end: start, busy: false });
+  if (freeBefore) pieces.push({ start: firstSegment.start, end: start, busy: false });
   pieces.push({ start: joinsPrevious ? (previous as Segment).start : start, end: joinsNext ? (next as Segment).end : finish, busy: true });
-  if (freeAfter) pieces.push({ start: finish, end: (segments[last] as Segment).end, busy: false });
+  if (freeAfter) pieces.push({ start: finish, end: lastSegment.end, busy: false });
   const from = joinsPrevious ? first - 1 : first;
-  segments.splice(from, last + 1 - from + (joinsNext ? 1 : 0), ...pieces);
+  const through = last + 1 + (joinsNext ? 1 : 0);
+  if (lastBucket === firstBucket) {
+    head.splice(from, through - from, ...pieces);
+  } else {
+    // The pieces end the first bucket; the buckets between go, and the last loses what was filled.
+    head.splice(from, head.length - from, ...pieces);
+    tail.splice(0, through);
+    timeline.splice(firstBucket + 1, lastBucket - firstBucket - (tail.length === 0 ? 0 : 1));
+  }
+  if (head.length > BUCKET_LIMIT) timeline.splice(firstBucket + 1, 0, head.splice(head.length >>> 1));
   return { start, finish, complete: needed <= 0 };
 }
 
@@ -151,17 +208,18 @@ export interface PlanInput {
 export function planResource(input: PlanInput): ResourcePlan {
   const horizonDays = input.horizonDays ?? HORIZON_DAYS;
   const horizonEnd = input.now + horizonDays * DAY_MS;
-  const segments = workingTimeline(input.calendar, input.now, horizonEnd);
+  const timeline = bucketed(workingTimeline(input.calendar, input.now, horizonEnd));
   for (const reservation of input.reservations) {
-    if (reservation.minutes > 0) occupy(segments, Math.max(input.now, reservation.notBefore), reservation.minutes);
+    if (reservation.minutes > 0) occupy(timeline, Math.max(input.now, reservation.notBefore), reservation.minutes);
   }
   const placements = new Map<number, Placement>();
   let starts: ((minutes: number, notBefore: number) => number | null) | undefined;
   for (const task of input.tasks) {
     if (task.minutes <= 0) continue;
-    const placement = occupy(segments, Math.max(input.now, task.notBefore), task.minutes);
+    const placement = occupy(timeline, Math.max(input.now, task.notBefore), task.minutes);
     if (placement !== null) placements.set(task.id, placement);
   }
+  const segments = joined(timeline);
   return {
     computedAt: input.now,
     horizonDays,
@@ -173,6 +231,19 @@ export function planResource(input: PlanInput): ResourcePlan {
       return starts(minutes, Math.max(input.now, notBefore));
     },
   };
+}
+
+/** The timeline in one array, planned work that ran across buckets joined into one segment again. */
+function joined(timeline: Timeline): Segment[] {
+  const segments: Segment[] = [];
+  for (const bucket of timeline) {
+    for (const segment of bucket) {
+      const previous = segments[segments.length - 1];
+      if (segment.busy && previous?.busy === true) previous.end = segment.end;
+      else segments.push(segment);
+    }
+  }
+  return segments;
 }
 
 /**

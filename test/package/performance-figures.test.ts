@@ -125,6 +125,7 @@ const PLAN_ROWS = [
   ['1,000 tasks, 10 agents', 'smallOrganisation'],
   ['100,000 tasks, 1,000 agents', 'largeOrganisation'],
   ['1,000 tasks, one of 1,000,000 minutes, on 48 slots of 25 minutes a day', 'slotsCalendar'],
+  ['40,000 tasks of 1 to 5 minutes on those 48 slots, each with an earliest start of its own through the year', 'scatteredOnSlots'],
   ['night shift (22:00-06:00), 1,000 tasks in progress since 1 January 2024', 'nightShiftStarted2024'],
   ['night shift, 1,000 tasks in progress since 1 January 2018', 'nightShiftStarted2018'],
   ['the 48-slot world above, with 1,000 floating Incoming items, none of which fits', 'incomingSuggestions'],

@@ -139,6 +139,51 @@ t.test('PLAN: the engine places every task and suggests every start exactly as t
   );
 });
 
+/**
+ * Many short working intervals a day over a few days, and hundreds of tasks: the engine keeps its
+ * timeline in buckets of segments, and these cases fill buckets past their limit (so they are
+ * halved) and place work across their edges, which the small cases above never reach.
+ */
+const denseCaseArb: fc.Arbitrary<Case> = fc.integer({ min: 3, max: 6 }).chain((horizonDays) => {
+  // Mostly short work from scattered instants, which splits free segments; now and then a long
+  // task, which fills many of them, across bucket edges.
+  const item = fc.record({
+    minutes: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 3 }), weight: 39 }, { arbitrary: fc.integer({ min: 1, max: 600 }), weight: 1 }),
+    notBefore: fc.oneof(
+      { arbitrary: fc.constant(0), weight: 1 },
+      { arbitrary: instantArb(horizonDays), weight: 1 },
+      // Spread evenly over the horizon (fast-check otherwise favours the ends of a range).
+      { arbitrary: fc.noBias(fc.integer({ min: 0, max: horizonDays * DAY_MS })).map((offset) => NOW + offset), weight: 3 },
+    ),
+  });
+  return fc.record({
+    calendar: fc.integer({ min: 24, max: 48 }).map((slots): WeeklyCalendar => {
+      const period = Math.floor(1440 / slots);
+      return new Map([1, 2, 3, 4, 5, 6, 7].map((weekday) => [weekday, Array.from({ length: slots }, (_, slot) => [slot * period, slot * period + period - 5] as const)]));
+    }),
+    now: fc.constant(NOW),
+    horizonDays: fc.constant(horizonDays),
+    reservations: fc.array(item, { maxLength: 4 }).map((items) => items.map((entry, index) => ({ id: 1000 + index, ...entry }))),
+    tasks: fc.array(item, { minLength: 300, maxLength: 600 }).map((items) => items.map((entry, index) => ({ id: index + 1, ...entry }))),
+    questions: fc.array(fc.record({ minutes: fc.integer({ min: 1, max: 600 }), notBefore: instantArb(horizonDays) }), { maxLength: 4 }),
+  });
+});
+
+t.test('PLAN: with hundreds of tasks on calendars of many short intervals, the engine still places and suggests exactly as the model does', async (t) => {
+  fc.assert(
+    fc.property(denseCaseArb, (input) => {
+      const plan = planResource(input);
+      const actual = {
+        placements: [...plan.placements],
+        suggestions: input.questions.map((question) => plan.suggest(question.minutes, question.notBefore)),
+      };
+      t.strictSame(actual, model(input));
+      return true;
+    }),
+    { numRuns: 40, seed: 20261123 },
+  );
+});
+
 t.test('PLAN: a full day of back-to-back tasks after a task that may not start yet is placed as the model places it', async (t) => {
   // The case the merging exists for, checked by hand too: 500 five-minute tasks from now, one
   // pinned to next week, then more from now: later ones must skip the merged run of planned work.
