@@ -159,9 +159,9 @@ t.test('STORE: a database file this process may not write is refused at open, al
 import Database from 'better-sqlite3';
 const attempt = (db) => { try { openDatabase(db); console.log('opened'); } catch (error) { console.log(error.message); } };
 ${body}`;
-    // Through sh, which drops the NODE_OPTIONS tap adds to every child: its process-info hook would
-    // write where this user may not.
-    const child = spawnSync('/bin/sh', ['-c', 'unset NODE_OPTIONS; exec "$0" "$@"', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], {
+    // Through sh, which drops the NODE_OPTIONS tap adds to every child and the NODE_V8_COVERAGE of
+    // `npm run coverage`: tap's process-info hook and V8 would write where this user may not.
+    const child = spawnSync('/bin/sh', ['-c', 'unset NODE_OPTIONS NODE_V8_COVERAGE; exec "$0" "$@"', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], {
       encoding: 'utf8',
       cwd: dir,
       ...asUser,
