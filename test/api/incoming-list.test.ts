@@ -227,6 +227,26 @@ t.test('suggestions: behind work under way, a suggestion from a plan kept under 
   t.equal(await suggestion(), '2026-11-16T10:30:45', 'a plan made now: its 30 whole minutes from 10:00:45');
 });
 
+t.test('suggestions: with two items under way, a kept plan ends their work later than a plan made now, so an item that now fits before the next planned work was suggested after it (README, Caches)', async (t) => {
+  const h = world();
+  for (const [taskId, title] of [[1, 'First'], [2, 'Second']] as const) {
+    const under = await ask(h, taskId, { title, estimatedMinutes: 30 });
+    await act(h, under.incomingId, 'start');
+  }
+  const planned = await ask(h, 2, { title: 'At noon', estimatedMinutes: 30 });
+  await act(h, planned.incomingId, 'plan', { plannedStart: '2026-11-16T12:00:00' });
+  // An hour: it fits before noon only if the hour under way ends by 11:00.
+  const hour = await ask(h, 3, { title: 'An hour', estimatedMinutes: 60 });
+  const suggestion = async () => (await list(h)).json.find((item: { id: number }) => item.id === hour.incomingId).suggestedStart;
+  h.clock.advance(50_000);
+  t.equal(await suggestion(), '2026-11-16T12:30:00', 'planned at 10:00:50, no whole minute worked: the work under way ends 11:00:50, so after the noon item');
+  h.clock.advance(40_000);
+  t.equal(await suggestion(), '2026-11-16T12:30:00', 'the same plan, kept at 10:01:30');
+  const note = await h.call('POST', `${API}/tasks/3/notes`, { headers: { 'if-match': await etagOf(h, 3) }, body: { text: 'x' } });
+  t.equal(note.status, 204);
+  t.equal(await suggestion(), '2026-11-16T10:59:30', 'a plan made at 10:01:30: a minute worked on each, 58 left, so the hour fits before noon');
+});
+
 t.test('suggestions use the recipient\'s own calendar (not the default); no working time gives null with a reason', async (t) => {
   const withCalendar = (calendar: unknown): Harness => {
     const fixture = baseFixture();

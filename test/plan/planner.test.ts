@@ -254,3 +254,21 @@ t.test('PLANNER: cached plans hold at most so many entries (placements and timel
   t.not(tight.plan(ADA), first, 'a plan larger than the bound is never kept');
   t.strictSame([...tight.plan(ADA).placements.keys()], [...first.placements.keys()], 'and is the same plan each time');
 });
+
+t.test('PLANNER: a suggestion in the second pass of the October repeated hour is a wall time, and planned as it reads it reserves from the first pass (README, Ambiguous autumn wall times)', async (t) => {
+  const w = world([{ id: 1, projectId: 2, title: 'Grace works', sequence: 1, estimatedMinutes: 90, assignees: [{ staffMemberId: GRACE, estimatedMinutes: null }] }]);
+  // Grace works Sundays 00:30-03:00: on 25 October 2026, 23:30Z to 03:00Z, the hour from 01:00 twice.
+  w.db.prepare('DELETE FROM calendar_intervals WHERE staff_id = ?').run(GRACE);
+  w.db.prepare('INSERT INTO calendar_intervals (staff_id, weekday, start_minute, end_minute) VALUES (?, 7, 30, 180)').run(GRACE);
+  const saturday = Date.parse('2026-10-24T12:00:00Z');
+  const before = w.plan(GRACE, saturday);
+  t.strictSame([before.placements.get(1)?.start, before.placements.get(1)?.finish], [Date.parse('2026-10-24T23:30:00Z'), Date.parse('2026-10-25T01:00:00Z')]);
+  const suggested = before.suggest(60);
+  t.equal(suggested, Date.parse('2026-10-25T01:00:00Z'), 'free from 01:00 GMT, the second pass');
+  t.equal(epochMsToLocal(suggested ?? 0), '2026-10-25T01:00:00', 'shown as its wall time');
+  addIncoming(w, { id: 1, recipient: GRACE, minutes: 60, lifecycle: 'planned', plannedStart: '2026-10-25T01:00:00' });
+  bump(w);
+  const after = w.plan(GRACE, saturday);
+  t.strictSame([after.placements.get(1)?.start, after.placements.get(1)?.finish], [Date.parse('2026-10-24T23:30:00Z'), Date.parse('2026-10-25T02:00:00Z')],
+    'planned as it reads, the item took 00:00Z-01:00Z, the first pass, ahead of the task, which now runs round it');
+});
