@@ -1,6 +1,7 @@
 import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { newTraceId, problemResponse } from '../lib/http/problem.js';
+import { NOT_STORED } from '../lib/http/conditional.js';
 import type { ServiceResponse } from '../lib/http/types.js';
 import { drainRest } from './node-drain.js';
 import { hasRepeatedField, rawResponse, write } from './node-response.js';
@@ -200,11 +201,11 @@ function refusedMethodLine(error: Error): { method: string; target: string } | n
  * The answer to unparseable bytes: a malformed request (bad syntax, invalid characters, a header
  * block over node's size limit) is 400 validation_failed, oversized chunk extensions are 413; a
  * client too slow to send its request gets a bare 408 with only its X-Trace-Id (contract 1: every
- * response carries one), as no error code of the API fits. Null: the peer is gone.
+ * response carries one) and no-store, as no error code of the API fits. Null: the peer is gone.
  */
 function clientErrorAnswer(error: Error): ServiceResponse | null {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ECONNRESET' || code === 'EPIPE') return null;
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, headers: { 'x-trace-id': newTraceId() }, body: '' };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, headers: { 'cache-control': NOT_STORED, 'x-trace-id': newTraceId() }, body: '' };
   return problemResponse(code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 'request_too_large' : 'validation_failed', newTraceId());
 }

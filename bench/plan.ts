@@ -2,7 +2,7 @@
  * Planning cost (issue 4): the plan of one resource with 1,000 and with 20,000 open tasks, of one
  * with 1,000 open tasks and 99,000 finished ones, reads and writes in a 100,000-task organisation
  * of 1,000 resources against a small one, and the calendars that once made plans slow: 48 short
- * slots a day with a task that fills thousands of them, 20,000 short tasks scattered over the
+ * slots a day with a task that fills thousands of them, 40,000 short tasks scattered over the
  * year on that calendar by their earliest starts, a night shift with 1,000 tasks in progress for
  * years, and `GET /incoming` suggesting starts for 1,000 items on the slotted calendar. Run: `npm run bench:plan`.
  * Figures go to stdout and to bench/results/plan.json.

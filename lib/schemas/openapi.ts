@@ -168,8 +168,14 @@ const HEADERS: Record<string, JsonObject> = {
   Warning: { description: '299 warning for deprecated input.', schema: { type: 'string' } },
   'Idempotent-Replayed': { description: 'true when the response is a stored receipt.', schema: { type: 'string', enum: ['true'] } },
   'Cache-Control': {
-    description: "private, no-cache on GET /tasks/{id}'s 200 and 304: the caller's own HTTP cache may keep the task and must revalidate it with If-None-Match before each use. no-store on every other answer: no cache keeps lists, identities or errors.",
-    schema: { type: 'string', enum: [REVALIDATED_PER_CLIENT['cache-control'], NOT_STORED] },
+    description: 'no-store: no cache keeps the answer (lists, identities, writes and errors are per client and have no validator).',
+    schema: { type: 'string', enum: [NOT_STORED] },
+  },
+  // The same header on the task read, with another value: a component of its own, so the
+  // document says which answer carries which.
+  'Cache-Control-Revalidated': {
+    description: "private, no-cache: the caller's own HTTP cache may keep the task, one copy per credential (Vary), and must revalidate it with If-None-Match before each use.",
+    schema: { type: 'string', enum: [REVALIDATED_PER_CLIENT['cache-control']] },
   },
   Vary: {
     description: 'Authorization: the same ETag can come with another body for another credential (assistance content needs human-requests:read).',
@@ -177,8 +183,12 @@ const HEADERS: Record<string, JsonObject> = {
   },
 };
 
+/** Header name -> its component; a name given as `Name:Component` takes that component instead. */
 function headerRefs(names: readonly string[]): JsonObject {
-  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+  return Object.fromEntries(names.map((entry) => {
+    const [name, component = name] = entry.split(':') as [string, string?];
+    return [name, { $ref: `#/components/headers/${component}` }];
+  }));
 }
 
 /** A schema with no named parts (a header's, a path parameter's) as OpenAPI shows it. */
@@ -257,8 +267,8 @@ function operationObject(operation: OperationSpec, converter: SchemaConverter): 
   if (operation.operationId === 'getTask') parameters.push(ref('IfNoneMatch'));
 
   const authenticated = operation.caller !== 'anonymous';
-  const revalidated = operation.operationId === 'getTask' ? ['Vary'] : [];
-  const successHeaders = [...operation.success.headers, ...revalidated, 'Cache-Control', 'X-Trace-Id', ...(authenticated ? ['RateLimit', 'RateLimit-Policy'] : [])];
+  const caching = operation.operationId === 'getTask' ? ['Cache-Control:Cache-Control-Revalidated', 'Vary'] : ['Cache-Control'];
+  const successHeaders = [...operation.success.headers, ...caching, 'X-Trace-Id', ...(authenticated ? ['RateLimit', 'RateLimit-Policy'] : [])];
   if (operation.idempotencyKey !== 'none') successHeaders.push('Idempotent-Replayed');
   const success: JsonObject = { description: operation.success.description, headers: headerRefs(successHeaders) };
   if (operation.success.schema !== null) {
@@ -266,7 +276,7 @@ function operationObject(operation: OperationSpec, converter: SchemaConverter): 
   }
   const responses: JsonObject = { [String(operation.success.status)]: success };
   if (operation.operationId === 'getTask') {
-    responses['304'] = { description: 'Not modified: If-None-Match matched the current ETag.', headers: headerRefs(['ETag', ...revalidated, 'Cache-Control', 'X-Trace-Id', 'RateLimit', 'RateLimit-Policy']) };
+    responses['304'] = { description: 'Not modified: If-None-Match matched the current ETag.', headers: headerRefs(['ETag', ...caching, 'X-Trace-Id', 'RateLimit', 'RateLimit-Policy']) };
   }
   for (const { status, name } of STATUS_RESPONSES) responses[String(status)] = { $ref: `#/components/responses/${name}` };
 

@@ -789,6 +789,7 @@ t.test('createNodeServer: a request too slow to arrive gets 408 with an X-Trace-
     const traceId = /\r\nX-Trace-Id: ([0-9a-f]{32})\r\n/i.exec(text)?.[1];
     tt.ok(traceId, `${what}: a trace id`);
     tt.match(text, /\r\nConnection: close\r\n/i, `${what}: the connection closes`);
+    tt.match(text, /\r\ncache-control: no-store\r\n/i, `${what}: no cache keeps it`);
     tt.match(text, /\r\n\r\n$/, `${what}: no body`);
     // The host's log finds the line by the trace id the client was given.
     tt.strictSame(heard.splice(0), [{ observer: delivered ? 'onResponse' : 'onClientError', status: 408, traceId }], `${what}: observed`);

@@ -18,6 +18,10 @@ const document = openApiDocument() as {
     headers: Record<string, { schema: { type?: string } }>;
   };
 };
+/** A response's headers as [name, the component its $ref names] (a header may use another's component). */
+function headerComponents(headers: Record<string, unknown> | undefined): [string, string][] {
+  return Object.entries(headers ?? {}).map(([name, header]) => [name, String((header as { $ref: string }).$ref).split('/').pop() as string]);
+}
 const headerSchemas = Object.fromEntries(Object.entries(document.components.headers).map(([name, header]) => [name, header.schema]));
 
 const ajv = new Ajv({ strict: false, allErrors: false });
@@ -72,7 +76,7 @@ export function openApiProblems(method: string, url: string, response: CheckedRe
   const status = String(response.status);
   let schemaPointer: string | undefined;
   let mediaType: string | undefined;
-  let declaredHeaders: string[] = [];
+  let declaredHeaders: [name: string, component: string][] = [];
   if (operation === undefined || response.status >= 400) {
     if (response.status < 400) return [`${method} ${url}: ${status} for an undocumented operation`];
     const named = operation?.responses[status];
@@ -88,12 +92,12 @@ export function openApiProblems(method: string, url: string, response: CheckedRe
     mediaType = 'application/problem+json';
     if (named?.$ref !== undefined) {
       const responseName = named.$ref.split('/').pop()!;
-      declaredHeaders = Object.keys(document.components.responses[responseName]?.headers ?? {});
+      declaredHeaders = headerComponents(document.components.responses[responseName]?.headers);
     }
   } else {
     const documented = operation.responses[status];
     if (documented === undefined) return [`${method} ${template}: status ${status} not documented`];
-    declaredHeaders = Object.keys(documented.headers ?? {});
+    declaredHeaders = headerComponents(documented.headers);
     const content = documented.content;
     if (content !== undefined) {
       mediaType = Object.keys(content)[0];
@@ -102,7 +106,7 @@ export function openApiProblems(method: string, url: string, response: CheckedRe
       problems.push(`${method} ${template}: ${status} has a body but documents none`);
     }
   }
-  for (const header of declaredHeaders) {
+  for (const [header, component] of declaredHeaders) {
     const optional = ['Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Warning', 'ETag', 'Accept-Encoding'].includes(header);
     const value = response.headers[header.toLowerCase()];
     if (value === undefined) {
@@ -110,8 +114,8 @@ export function openApiProblems(method: string, url: string, response: CheckedRe
       continue;
     }
     // A header's value is text; an integer header (Retry-After) must be digits to be one.
-    const validate = validatorAt(`/components/headers/${escape(header)}/schema`);
-    const typed = headerSchemas[header]?.type === 'integer' ? (/^\d+$/.test(value) ? Number(value) : value) : value;
+    const validate = validatorAt(`/components/headers/${escape(component)}/schema`);
+    const typed = headerSchemas[component]?.type === 'integer' ? (/^\d+$/.test(value) ? Number(value) : value) : value;
     if (!validate(typed)) problems.push(`${method} ${url}: header ${header} ${JSON.stringify(value)}: ${ajv.errorsText(validate.errors)}`);
   }
   if (schemaPointer !== undefined) {
