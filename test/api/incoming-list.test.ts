@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Harness } from '../helpers/service.js';
 import { baseFixture, TOKENS, DESK_TOKENS, withDesks } from '../helpers/fixture.js';
-import { adaWorld, addAssistance, API, etagOf } from '../helpers/api.js';
+import { adaWorld, addAssistance, API, etagOf, type TapTest } from '../helpers/api.js';
 import { expectProblem } from '../helpers/expect-problem.js';
 
 /**
@@ -212,18 +212,25 @@ t.test('suggestions: floating items get the earliest free time of the recipient\
   t.equal(items[half.incomingId].suggestedStart, '2026-11-17T09:45:00', 'started at 16:45: 15 minutes today, 45 on Tuesday');
 });
 
+const suggestedStartOf = async (h: Harness, incomingId: number): Promise<string | null> =>
+  (await list(h)).json.find((item: { id: number }) => item.id === incomingId).suggestedStart;
+
+/** Any write moves the workspace version on, so the next list plans afresh. */
+async function anyWrite(t: TapTest, h: Harness): Promise<void> {
+  const note = await h.call('POST', `${API}/tasks/3/notes`, { headers: { 'if-match': await etagOf(h, 3) }, body: { text: 'x' } });
+  t.equal(note.status, 204, 'a note moves the workspace version on');
+}
+
 t.test('suggestions: behind work under way, a suggestion from a plan kept under a minute can be as early as that plan made it (README, Caches)', async (t) => {
   const h = world();
   const started = await ask(h, 1, { title: 'Started', estimatedMinutes: 30 });
   await act(h, started.incomingId, 'start');
   const floating = await ask(h, 2, { title: 'Floating', estimatedMinutes: 30 });
-  const suggestion = async () => (await list(h)).json.find((item: { id: number }) => item.id === floating.incomingId).suggestedStart;
+  const suggestion = () => suggestedStartOf(h, floating.incomingId);
   t.equal(await suggestion(), '2026-11-16T10:30:00', 'after the half hour under way');
   h.clock.advance(45_000);
   t.equal(await suggestion(), '2026-11-16T10:30:00', 'the kept plan, 45 s on: the work under way still ends at 10:30');
-  // Any write moves the workspace version on, and the next list plans afresh.
-  const note = await h.call('POST', `${API}/tasks/3/notes`, { headers: { 'if-match': await etagOf(h, 3) }, body: { text: 'x' } });
-  t.equal(note.status, 204);
+  await anyWrite(t, h);
   t.equal(await suggestion(), '2026-11-16T10:30:45', 'a plan made now: its 30 whole minutes from 10:00:45');
 });
 
@@ -237,13 +244,12 @@ t.test('suggestions: with two items under way, a kept plan ends their work later
   await act(h, planned.incomingId, 'plan', { plannedStart: '2026-11-16T12:00:00' });
   // An hour: it fits before noon only if the hour under way ends by 11:00.
   const hour = await ask(h, 3, { title: 'An hour', estimatedMinutes: 60 });
-  const suggestion = async () => (await list(h)).json.find((item: { id: number }) => item.id === hour.incomingId).suggestedStart;
+  const suggestion = () => suggestedStartOf(h, hour.incomingId);
   h.clock.advance(50_000);
   t.equal(await suggestion(), '2026-11-16T12:30:00', 'planned at 10:00:50, no whole minute worked: the work under way ends 11:00:50, so after the noon item');
   h.clock.advance(40_000);
   t.equal(await suggestion(), '2026-11-16T12:30:00', 'the same plan, kept at 10:01:30');
-  const note = await h.call('POST', `${API}/tasks/3/notes`, { headers: { 'if-match': await etagOf(h, 3) }, body: { text: 'x' } });
-  t.equal(note.status, 204);
+  await anyWrite(t, h);
   t.equal(await suggestion(), '2026-11-16T10:59:30', 'a plan made at 10:01:30: a minute worked on each, 58 left, so the hour fits before noon');
 });
 

@@ -3,6 +3,7 @@ import t from 'tap';
 import type { WeeklyCalendar } from '../../lib/plan/calendar.js';
 import { planResource, workingTimeline, type Placement, type PlanItem } from '../../lib/plan/engine.js';
 import { localToEpochMs } from '../../lib/time/london.js';
+import type { TapTest } from '../helpers/api.js';
 
 /**
  * The scheduler against a model of it, written another way: free working time as a list of
@@ -124,19 +125,25 @@ function model(input: Case) {
   return { placements: [...placements], suggestions };
 }
 
-t.test('PLAN: the engine places every task and suggests every start exactly as the interval model does', async (t) => {
+/** The engine's placements and suggestions for a case, as the model gives them. */
+function engine(input: Case) {
+  const plan = planResource(input);
+  return { placements: [...plan.placements], suggestions: input.questions.map((question) => plan.suggest(question.minutes, question.notBefore)) };
+}
+
+/** Checks the engine against the model on `numRuns` cases drawn from `cases`. */
+function agreesWithModel(t: TapTest, cases: fc.Arbitrary<Case>, numRuns: number, seed: number): void {
   fc.assert(
-    fc.property(caseArb, (input) => {
-      const plan = planResource(input);
-      const actual = {
-        placements: [...plan.placements],
-        suggestions: input.questions.map((question) => plan.suggest(question.minutes, question.notBefore)),
-      };
-      t.strictSame(actual, model(input));
+    fc.property(cases, (input) => {
+      t.strictSame(engine(input), model(input));
       return true;
     }),
-    { numRuns: 600, seed: 20261122 },
+    { numRuns, seed },
   );
+}
+
+t.test('PLAN: the engine places every task and suggests every start exactly as the interval model does', async (t) => {
+  agreesWithModel(t, caseArb, 600, 20261122);
 });
 
 /**
@@ -170,18 +177,7 @@ const denseCaseArb: fc.Arbitrary<Case> = fc.integer({ min: 3, max: 6 }).chain((h
 });
 
 t.test('PLAN: with hundreds of tasks on calendars of many short intervals, the engine still places and suggests exactly as the model does', async (t) => {
-  fc.assert(
-    fc.property(denseCaseArb, (input) => {
-      const plan = planResource(input);
-      const actual = {
-        placements: [...plan.placements],
-        suggestions: input.questions.map((question) => plan.suggest(question.minutes, question.notBefore)),
-      };
-      t.strictSame(actual, model(input));
-      return true;
-    }),
-    { numRuns: 40, seed: 20261123 },
-  );
+  agreesWithModel(t, denseCaseArb, 40, 20261123);
 });
 
 t.test('PLAN: a full day of back-to-back tasks after a task that may not start yet is placed as the model places it', async (t) => {
