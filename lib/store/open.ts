@@ -3,6 +3,7 @@ import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createPrivateFile, fileIdentity, linkTarget, makeParents } from './files.js';
 import { holdsServiceSchema, migrate } from './migrations.js';
+import { moveVersionsPastRestore } from './organisations.js';
 import { packageFile } from './package-files.js';
 
 export type Db = Database.Database;
@@ -58,8 +59,13 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
       handle.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       handle.pragma('synchronous = FULL');
     }
+    // The service runs every file database in WAL mode, and `backup` writes its copies in
+    // rollback-journal mode: a file found in another mode was put in place, most likely a backup
+    // being restored, and the versions its ETags carry must not start again from the copy's.
+    const putInPlace = settle && !handle.memory && handle.pragma('journal_mode', { simple: true }) !== 'wal';
     migrate(handle, schemaSql());
     if (settle) {
+      if (putInPlace) moveVersionsPastRestore(handle, Date.now());
       // After the migration, which refuses another application's database: its file stays in the
       // journal mode it had.
       if (!handle.memory) handle.pragma('journal_mode = WAL');

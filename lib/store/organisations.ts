@@ -19,3 +19,15 @@ export function organisationStatements(db: Db) {
 }
 
 export type OrganisationStatements = ReturnType<typeof organisationStatements>;
+
+/**
+ * Moves every organisation's workspace version past any this file's database may have issued
+ * since it was copied, for a copy put back in its place: without it the versions start again
+ * from the copy's, and an ETag an agent kept from before the restore would name a different
+ * state (a 304 over changed data, a write over a state it never read). What was issued after the
+ * copy is not in it, so the floor is the time in microseconds: no file takes a write a
+ * microsecond, so no version issued before now, after any number of restores, reaches it.
+ */
+export function moveVersionsPastRestore(db: Db, nowMs: number): void {
+  db.prepare('UPDATE organisations SET workspace_version = max(workspace_version + 1, ?)').run(Math.floor(nowMs) * 1000);
+}

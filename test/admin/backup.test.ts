@@ -1,11 +1,14 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { AdminError } from '../../lib/admin/clients.js';
 import { backupDatabase } from '../../lib/admin/backup.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
-import { baseFixture } from '../helpers/fixture.js';
+import { createService, type Service } from '../../lib/service.js';
+import type { ServiceResponse } from '../../lib/http/types.js';
+import { manualClock } from '../../lib/time/clock.js';
+import { baseFixture, TEST_NOW, TOKENS } from '../helpers/fixture.js';
 
 /**
  * backupDatabase in-process (the command line's `backup`, whose runs in child processes cover
@@ -61,4 +64,56 @@ t.test('BACKUP: a copy given up at its last step (a failed report, a stop signal
     new AdminError('interrupted; the unfinished copy was removed'));
   t.notOk(existsSync(join(dir, 'stopped')), 'stopped: no copy, no directory');
   t.same(readdirSync(dir).filter((name) => !name.startsWith('tasks.sqlite')), [], 'only the source (and its WAL files) remain');
+});
+
+t.test('RESTORE: a backup copy put in place of the database moves every workspace version past those issued since the copy, so an ETag kept from before the restore is stale (412), not a 304 or a write over another state', async (t) => {
+  const dir = t.testdir();
+  const source = sourceIn(dir);
+  const copy = join(dir, 'backups', 'copy.sqlite');
+  const clock = manualClock(TEST_NOW);
+  const call = (service: Service, method: string, url: string, headers: Record<string, string> = {}, body?: unknown) =>
+    service.handle({
+      method, url: `/api/v1${url}`, body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { authorization: `Bearer ${TOKENS.ada}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    }) as Promise<ServiceResponse>;
+  const etagOf = async (service: Service, id: number) => (await call(service, 'GET', `/tasks/${id}`)).headers['etag'] as string;
+
+  const before = createService({ db: source, clock });
+  const copied = await etagOf(before, 1);
+  await backupDatabase(source, copy);
+  const patched = await call(before, 'PATCH', '/tasks/1', { 'if-match': copied }, { title: 'Written after the backup' });
+  t.equal(patched.status, 204);
+  const kept = patched.headers['etag'] as string;
+  before.close();
+
+  // A plain restart changes no version: the ETag an agent kept is still current.
+  const restarted = createService({ db: source, clock });
+  t.equal(await etagOf(restarted, 1), kept, 'a restart keeps the versions');
+  restarted.close();
+
+  // The README's restore: the server stopped, -wal and -shm deleted, the copy put in place.
+  for (const file of [source, `${source}-wal`, `${source}-shm`]) rmSync(file, { force: true });
+  copyFileSync(copy, source);
+  const restored = createService({ db: source, clock });
+  const note = await call(restored, 'POST', '/tasks/2/notes', { 'if-match': await etagOf(restored, 2) }, { text: 'the first write after the restore' });
+  t.equal(note.status, 204);
+  const version = (etag: string) => Number(/-plan-(\d+)"$/.exec(etag)?.[1]);
+  t.ok(version(await etagOf(restored, 1)) > version(kept), 'the version is past every one issued before the restore');
+  const conditional = await call(restored, 'GET', '/tasks/1', { 'if-none-match': kept });
+  t.equal(conditional.status, 200, 'the kept ETag does not give 304: the task is the backup\'s again');
+  t.not(JSON.parse(conditional.body ?? '{}').title, 'Written after the backup');
+  const stale = await call(restored, 'PATCH', '/tasks/1', { 'if-match': kept }, { title: 'Over a state never read' });
+  t.equal(stale.status, 412, 'a write with the kept ETag is refused');
+  restored.close();
+
+  // The restored file now runs in WAL mode like any other: the next start moves nothing.
+  const current = await (async () => {
+    const again = createService({ db: source, clock });
+    const etag = await etagOf(again, 1);
+    again.close();
+    return etag;
+  })();
+  const last = createService({ db: source, clock });
+  t.equal(await etagOf(last, 1), current, 'later restarts keep the versions again');
+  last.close();
 });
