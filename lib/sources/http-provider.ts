@@ -42,7 +42,14 @@ async function readJson(response: Response, limit: number, signal: AbortSignal):
     }
   }
   // TextDecoder drops a byte-order mark, as response.json() would.
-  return JSON.parse(new TextDecoder().decode(Buffer.concat(chunks)));
+  const text = new TextDecoder().decode(Buffer.concat(chunks));
+  try {
+    return JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text, which would put what the source sent (a login page,
+    // a secret) into the service's log with the failure.
+    throw new Error(`source answer is not JSON (${size} bytes)`);
+  }
 }
 
 /** The Basic `Authorization` value for a base URL's percent-encoded user and password (RFC 7617). */

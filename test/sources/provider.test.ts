@@ -123,7 +123,8 @@ t.test('SOURCES: the built-in http provider GETs {base}{encodeURIComponent(itemI
   stub.failRefresh('E', { kind: 'status', status: 204 });
   await t.rejects(provider.refresh('E', signal), /204/, 'another 2xx is a failure for refresh');
   stub.failRefresh('E', { kind: 'invalid-json' });
-  await t.rejects(provider.refresh('E', signal), 'invalid JSON is a failure');
+  const notJson = await Promise.resolve(provider.refresh('E', signal)).then(() => null, (error: unknown) => describeFailure(error));
+  t.equal(notJson, 'source answer is not JSON (22 bytes)', 'invalid JSON is a failure, described without quoting what the source sent');
 
   const published = await provider.publish('E', { title: 'Q', details: null, assistanceKind: 'Question', priority: 'high' }, signal);
   t.equal(parsePublished(published), stub.refs[0]);
