@@ -11,6 +11,8 @@ export interface OpenedDb {
   readonly path: string;
   /** Whether this command made the file: a new, empty database. */
   readonly created: boolean;
+  /** Whether the file was there but empty (0 bytes, as a truncated one is): a new database was made in it. */
+  readonly foundEmpty: boolean;
   /**
    * Closes it and removes what opening created (the file, directories), so a failure leaves no
    * trace; never what another command has committed to that file meanwhile. Returns whether the
@@ -85,6 +87,7 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   // Through any symbolic links: the file SQLite will open is the one made (privately) and checked.
   const file = path === ':memory:' ? undefined : linkTarget(path);
   const existed = file === undefined || existsSync(file);
+  const foundEmpty = file !== undefined && existed && statSync(file).size === 0;
   if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
   // The file gone but its write-ahead log still there: the file was removed or moved without it
   // (the log holds its latest writes). SQLite would start a new database and empty the log.
@@ -117,6 +120,7 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
       db,
       path,
       created,
+      foundEmpty,
       abandon: () => {
         const removed = file !== undefined && created && removeIfOnlyOurs(db, file, claimedAt, inPlace);
         db.close();

@@ -176,7 +176,9 @@ export async function serve(given: string[]): Promise<void> {
     const address = server.address() as AddressInfo;
     // Said where journald keeps it: a new, empty database where one was expected is worth seeing.
     // On stderr, so that stdout's first line is always the listening line a harness waits for.
-    if (opened.created) logLine('info', 'created a new database', { path: resolve(opened.path) });
+    if (opened.created || opened.foundEmpty) {
+      logLine('info', 'created a new database', { path: resolve(opened.path), ...(opened.foundEmpty ? { inEmptyFile: true } : {}) });
+    }
     logNotes(seeded.notes);
     out(`listening on ${scheme}://${urlHost(host)}:${address.port}`);
     if (tls === undefined && !isLoopback(address.address)) {

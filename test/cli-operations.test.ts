@@ -427,6 +427,15 @@ t.test('serve stops on SIGHUP as on SIGTERM, exiting 129 so that the systemd uni
   tt.same(await exited(again.child), { code: 0, signal: null }, 'SIGTERM still exits 0');
 });
 
+t.test('serve on an empty file (0 bytes, as a truncated database is) announces the new database it makes there', async (tt) => {
+  const dbPath = join(dirOf(tt), 'truncated.sqlite');
+  writeFileSync(dbPath, '');
+  const { child, output } = await serve(tt, ['--db', dbPath]);
+  child.kill('SIGTERM');
+  tt.same(await exited(child), { code: 0, signal: null });
+  tt.match(jsonLines(output.stderr).find((line) => line['message'] === 'created a new database'), { level: 'info', path: dbPath, inEmptyFile: true });
+});
+
 t.test('WTA_DEMO loads the demo; flags win over the environment; bad environment values are usage errors', async (tt) => {
   const { base, output } = await serve(tt, ['--rate-limit', '7'], { WTA_DB: join(dirOf(tt), 'demo.sqlite'), WTA_DEMO: '1', WTA_RATE_LIMIT: '5' });
   await output.waitFor('stdout', /\/api\/v1\/tasks\/available$/m);
