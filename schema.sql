@@ -17,6 +17,14 @@ CREATE TABLE IF NOT EXISTS organisations (
   workspace_version INTEGER NOT NULL DEFAULT 1 CHECK (workspace_version >= 1)
 );
 
+-- Each backup copy put back in place of the database (see moveVersionsPastRestore): the floor its
+-- organisations' workspace versions were moved to, which an organisation loaded later starts
+-- from, so no ETag issued before the restore comes round again.
+CREATE TABLE IF NOT EXISTS restores (
+  restored_utc  INTEGER NOT NULL,
+  version_floor INTEGER NOT NULL CHECK (version_floor >= 1)
+);
+
 CREATE TABLE IF NOT EXISTS staff (
   id              INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 2147483647),
   organisation_id INTEGER NOT NULL REFERENCES organisations (id),

@@ -64,6 +64,15 @@ function removeIfOnlyOurs(db: Db, file: string, claimedAt: number | undefined, i
   }
 }
 
+/** A file of 0 bytes (false for one gone meanwhile: opening it says what happened). */
+function isEmptyFile(file: string): boolean {
+  try {
+    return statSync(file).size === 0;
+  } catch {
+    return false;
+  }
+}
+
 /** No entry at `file` at all (lstat: a link that cannot be followed, a loop say, is still there). */
 function gone(file: string): boolean {
   try {
@@ -87,12 +96,16 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   // Through any symbolic links: the file SQLite will open is the one made (privately) and checked.
   const file = path === ':memory:' ? undefined : linkTarget(path);
   const existed = file === undefined || existsSync(file);
-  const foundEmpty = file !== undefined && existed && statSync(file).size === 0;
+  const foundEmpty = file !== undefined && existed && isEmptyFile(file);
   if (mustExist && !existed) throw new CommandError(`no database at ${path} (serve or load creates one)`);
   // The file gone but its write-ahead log still there: the file was removed or moved without it
   // (the log holds its latest writes). SQLite would start a new database and empty the log.
   if (file !== undefined && !existed && nonEmpty(`${file}-wal`)) {
     throw new CommandError(`no database at ${path}, but ${file}-wal is there: the database file was removed or moved without its write-ahead log, which holds its latest writes. Put the file back beside it, or move the -wal away if no database of yours needs it, then run this again`);
+  }
+  // An empty file beside such a log is the same loss (a truncated database): SQLite would empty the log.
+  if (file !== undefined && foundEmpty && nonEmpty(`${file}-wal`)) {
+    throw new CommandError(`the database file ${path} is empty, but ${file}-wal is there: the database file was truncated or replaced without its write-ahead log, which holds its latest writes. Put the file back beside it, or move the -wal away if no database of yours needs it, then run this again`);
   }
   const { databaseFileCheck, fileHoldsServiceSchema, openConnection, openDatabase } = await import('../lib/store/open.js');
   // Managing clients of a file that is not yet the service's (a mistyped --db that hit another

@@ -167,6 +167,17 @@ t.test('CLI DATABASE: a database file gone while its -wal is still there is refu
   opened.db.close();
 });
 
+t.test('CLI DATABASE: an empty database file (truncated) beside a -wal that holds writes is refused the same way, and neither is touched', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  writeFileSync(path, '');
+  writeFileSync(`${path}-wal`, 'the latest writes of a file that was truncated');
+  const failure = await openDb(path).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof CommandError, 'the command fails');
+  t.match(String(failure), /the database file .*db\.sqlite is empty, but .*db\.sqlite-wal is there: the database file was truncated or replaced without its write-ahead log/);
+  t.equal(readFileSync(path, 'utf8'), '', 'the file is as it was');
+  t.equal(readFileSync(`${path}-wal`, 'utf8'), 'the latest writes of a file that was truncated', 'the log is as it was');
+});
+
 /** What `action` writes to stderr (the CLI's log), kept from the test's own output. */
 function loggedWhile(action: () => void): string[] {
   const logged: string[] = [];

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { AdminError } from './clients.js';
 import { createNewPrivateFile, makeParents, removeDatabaseFiles, removeEmptyDirectories } from '../store/files.js';
 import { holdsServiceSchema } from '../store/migrations.js';
+import { BACKUP_COPY_ID } from '../store/organisations.js';
 
 /** What `backupDatabase` did. */
 export interface BackupSummary {
@@ -85,6 +86,8 @@ export async function backupDatabase(
     const copy = new Database(target, { fileMustExist: true });
     try {
       copy.pragma('journal_mode = DELETE');
+      // Marked, so that the service, opening it in place of its database, knows it for a restore.
+      copy.pragma(`application_id = ${BACKUP_COPY_ID}`);
       integrity = copy.pragma('integrity_check', { simple: true });
     } finally {
       copy.close();

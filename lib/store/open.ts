@@ -3,7 +3,7 @@ import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createPrivateFile, fileIdentity, linkTarget, makeParents } from './files.js';
 import { holdsServiceSchema, migrate } from './migrations.js';
-import { moveVersionsPastRestore } from './organisations.js';
+import { BACKUP_COPY_ID, moveVersionsPastRestore } from './organisations.js';
 import { packageFile } from './package-files.js';
 
 export type Db = Database.Database;
@@ -59,10 +59,9 @@ export function openDatabase(db: string | Db): { db: Db; owned: boolean } {
       handle.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       handle.pragma('synchronous = FULL');
     }
-    // The service runs every file database in WAL mode, and `backup` writes its copies in
-    // rollback-journal mode: a file found in another mode was put in place, most likely a backup
-    // being restored, and the versions its ETags carry must not start again from the copy's.
-    const putInPlace = settle && !handle.memory && handle.pragma('journal_mode', { simple: true }) !== 'wal';
+    // A copy `backup` made, now opened as a database: put back in place, and the versions its
+    // ETags carry must not start again from the copy's.
+    const putInPlace = settle && handle.pragma('application_id', { simple: true }) === BACKUP_COPY_ID;
     migrate(handle, schemaSql());
     if (settle) {
       if (putInPlace) moveVersionsPastRestore(handle, Date.now());

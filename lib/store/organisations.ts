@@ -20,14 +20,24 @@ export function organisationStatements(db: Db) {
 
 export type OrganisationStatements = ReturnType<typeof organisationStatements>;
 
+/** `PRAGMA application_id` of a copy `backup` made, until the service first opens it in place of its database. */
+export const BACKUP_COPY_ID = 0x77746162;
+
 /**
  * Moves every organisation's workspace version past any this file's database may have issued
  * since it was copied, for a copy put back in its place: without it the versions start again
  * from the copy's, and an ETag an agent kept from before the restore would name a different
  * state (a 304 over changed data, a write over a state it never read). What was issued after the
  * copy is not in it, so the floor is the time in microseconds: no file takes a write a
- * microsecond, so no version issued before now, after any number of restores, reaches it.
+ * microsecond, so no version issued before now, after any number of restores, reaches it. The
+ * floor is kept (`restores`) for organisations loaded later, which the copy may not hold; the
+ * mark goes, so the next open moves nothing. One transaction.
  */
 export function moveVersionsPastRestore(db: Db, nowMs: number): void {
-  db.prepare('UPDATE organisations SET workspace_version = max(workspace_version + 1, ?)').run(Math.floor(nowMs) * 1000);
+  const floor = Math.floor(nowMs) * 1000;
+  db.transaction(() => {
+    db.prepare('UPDATE organisations SET workspace_version = max(workspace_version + 1, ?)').run(floor);
+    db.prepare('INSERT INTO restores (restored_utc, version_floor) VALUES (?, ?)').run(Math.floor(nowMs), floor);
+    db.pragma('application_id = 0');
+  })();
 }

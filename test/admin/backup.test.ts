@@ -4,6 +4,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'nod
 import { join, relative } from 'node:path';
 import { AdminError } from '../../lib/admin/clients.js';
 import { backupDatabase } from '../../lib/admin/backup.js';
+import { BACKUP_COPY_ID } from '../../lib/store/organisations.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { createService, type Service } from '../../lib/service.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
@@ -66,6 +67,19 @@ t.test('BACKUP: a copy given up at its last step (a failed report, a stop signal
   t.same(readdirSync(dir).filter((name) => !name.startsWith('tasks.sqlite')), [], 'only the source (and its WAL files) remain');
 });
 
+t.test('RESTORE: a database in rollback-journal mode that no backup made (an embedder\'s, say) keeps its versions when the service first opens it', async (t) => {
+  const path = join(t.testdir(), 'own.sqlite');
+  const db = new Database(path);
+  db.transaction(() => loadFixture(db, baseFixture()))();
+  const version = (db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
+  t.equal(db.pragma('journal_mode', { simple: true }), 'delete');
+  db.close();
+  const service = createService({ db: path, clock: manualClock(TEST_NOW) });
+  const read = await service.handle({ method: 'GET', url: '/api/v1/tasks/1', headers: { authorization: `Bearer ${TOKENS.ada}` } });
+  t.equal(read.headers['etag'], `"task-1-plan-${version}"`);
+  service.close();
+});
+
 t.test('RESTORE: a backup copy put in place of the database moves every workspace version past those issued since the copy, so an ETag kept from before the restore is stale (412), not a 304 or a write over another state', async (t) => {
   const dir = t.testdir();
   const source = sourceIn(dir);
@@ -105,6 +119,18 @@ t.test('RESTORE: a backup copy put in place of the database moves every workspac
   const stale = await call(restored, 'PATCH', '/tasks/1', { 'if-match': kept }, { title: 'Over a state never read' });
   t.equal(stale.status, 412, 'a write with the kept ETag is refused');
   restored.close();
+
+  // An organisation the copy does not hold (loaded after the backup, say, and loaded again now)
+  // starts from the restore's floor, not from 1, where its lost ETags began.
+  const db = new Database(source);
+  const { version_floor: floor } = db.prepare('SELECT version_floor FROM restores').get() as { version_floor: number };
+  t.ok(floor > version(kept), 'the floor is recorded');
+  loadFixture(db, { organisations: [{ id: 7, name: 'Loaded after the restore' }] });
+  t.ok((db.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 7').get() as { v: number }).v > floor, 'a new organisation starts above it');
+  t.equal(db.pragma('application_id', { simple: true }), 0, 'the copy\'s mark is gone');
+  db.close();
+  // The mark the README gives for marking a copy made another way is the one backup sets.
+  t.match(readFileSync(new URL('../../README.md', import.meta.url), 'utf8'), `PRAGMA application_id = ${BACKUP_COPY_ID}'`);
 
   // The restored file now runs in WAL mode like any other: the next start moves nothing.
   const current = await (async () => {
