@@ -17,7 +17,8 @@ export interface BackupSummary {
  * server is using the source: SQLite's online backup copies every page under one read snapshot
  * (in WAL mode readers do not block writers, and a write by another connection cannot make a
  * one-step copy restart). The copy is then made self-contained (rollback journal instead of
- * WAL, so it is one file) and must pass `PRAGMA integrity_check`. A source that is not the
+ * WAL, so it is one file), marked as a backup copy (`BACKUP_COPY_ID`, so that the service moves
+ * its versions on when it is restored) and must pass `PRAGMA integrity_check`. A source that is not the
  * service's database is refused, an existing `target` is never overwritten, and a failed copy
  * is removed.
  */

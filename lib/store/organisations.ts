@@ -31,13 +31,15 @@ export const BACKUP_COPY_ID = 0x77746162;
  * copy is not in it, so the floor is the time in microseconds: no file takes a write a
  * microsecond, so no version issued before now, after any number of restores, reaches it. The
  * floor is kept (`restores`) for organisations loaded later, which the copy may not hold; the
- * mark goes, so the next open moves nothing. One transaction.
+ * mark goes, so the next open moves nothing. One transaction, the mark looked at again under the
+ * write lock: two processes opening the copy at once move the versions once.
  */
 export function moveVersionsPastRestore(db: Db, nowMs: number): void {
   const floor = Math.floor(nowMs) * 1000;
   db.transaction(() => {
+    if (db.pragma('application_id', { simple: true }) !== BACKUP_COPY_ID) return;
     db.prepare('UPDATE organisations SET workspace_version = max(workspace_version + 1, ?)').run(floor);
     db.prepare('INSERT INTO restores (restored_utc, version_floor) VALUES (?, ?)').run(Math.floor(nowMs), floor);
     db.pragma('application_id = 0');
-  })();
+  }).immediate();
 }

@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'nod
 import { join, relative } from 'node:path';
 import { AdminError } from '../../lib/admin/clients.js';
 import { backupDatabase } from '../../lib/admin/backup.js';
-import { BACKUP_COPY_ID } from '../../lib/store/organisations.js';
+import { BACKUP_COPY_ID, moveVersionsPastRestore } from '../../lib/store/organisations.js';
 import { loadFixture } from '../../lib/fixtures/load.js';
 import { createService, type Service } from '../../lib/service.js';
 import type { ServiceResponse } from '../../lib/http/types.js';
@@ -132,7 +132,7 @@ t.test('RESTORE: a backup copy put in place of the database moves every workspac
   // The mark the README gives for marking a copy made another way is the one backup sets.
   t.match(readFileSync(new URL('../../README.md', import.meta.url), 'utf8'), `PRAGMA application_id = ${BACKUP_COPY_ID}'`);
 
-  // The restored file now runs in WAL mode like any other: the next start moves nothing.
+  // The restore took the copy's mark away: the next start moves nothing.
   const current = await (async () => {
     const again = createService({ db: source, clock });
     const etag = await etagOf(again, 1);
@@ -142,4 +142,22 @@ t.test('RESTORE: a backup copy put in place of the database moves every workspac
   const last = createService({ db: source, clock });
   t.equal(await etagOf(last, 1), current, 'later restarts keep the versions again');
   last.close();
+});
+
+t.test('RESTORE: a copy two processes open at once moves its versions once: the mark is looked at again under the write lock', async (t) => {
+  const dir = t.testdir();
+  const copy = join(dir, 'copy.sqlite');
+  await backupDatabase(sourceIn(dir), copy);
+  const first = new Database(copy);
+  const second = new Database(copy);
+  // Both saw the mark before either moved the versions.
+  t.equal(first.pragma('application_id', { simple: true }), BACKUP_COPY_ID);
+  t.equal(second.pragma('application_id', { simple: true }), BACKUP_COPY_ID);
+  moveVersionsPastRestore(first, Date.parse(TEST_NOW));
+  const moved = (first.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v;
+  moveVersionsPastRestore(second, Date.parse(TEST_NOW) + 1000);
+  t.equal((second.prepare('SELECT workspace_version AS v FROM organisations WHERE id = 1').get() as { v: number }).v, moved, 'moved once');
+  t.equal((second.prepare('SELECT count(*) AS n FROM restores').get() as { n: number }).n, 1, 'one restore recorded');
+  first.close();
+  second.close();
 });
