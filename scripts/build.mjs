@@ -3,13 +3,19 @@
 // inside this project runs the built file itself: npm sets the bit only when it first links the
 // command, so every later build would leave it unrunnable.
 //
+// The commands (dist/bin) are bundled from tsc's output by esbuild: the command line loaded the
+// library module by module, TypeBox's 709 files among them, and node's ESM loader took longer to
+// find and read them than the command took to run (`serve` listened after 450 ms, a `load` of the
+// demo took 1.1 s; bundled: 170 ms and 0.25 s). The library's own entry points stay one module
+// per source, for embedders' bundlers and type declarations.
+//
 // `--if-stale` (prepare, and the tests' before program) builds only when the last build is not
 // known good for the sources now: the first `npx worker-task-api` in this project installs it
 // into npx's cache and runs prepare, and a full build there would hold up the command for seconds.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -26,6 +32,41 @@ function filesUnder(dir, suffix) {
     .map((entry) => join(entry.parentPath ?? entry.path, entry.name));
 }
 
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const commandFiles = Object.values(manifest.bin ?? {});
+/**
+ * Dependencies copied into the command bundle: TypeBox alone, whose ESM build is 709 files. The
+ * others are a file or two each and stay installed packages, so that an `npm update` (a fix to
+ * find-my-way's URL parsing, say) reaches the command line without a rebuild.
+ */
+const BUNDLED = ['typebox'].filter((name) => manifest.dependencies?.[name] !== undefined);
+
+/**
+ * `npm run coverage` builds the commands a module per source (this variable set): c8 does not map
+ * V8's coverage of a bundle back to its sources (the command's files counted whole, the
+ * library's not at all), though the source maps lead there.
+ */
+const UNBUNDLED = process.env.WORKER_TASK_API_UNBUNDLED_BUILD === '1';
+
+/** What the stamp records, and a build found stale unless it matches: how the commands were built. */
+const buildRecord = () => JSON.stringify(UNBUNDLED ? { unbundled: true } : bundledVersions());
+
+/**
+ * The installed versions of the bundled packages, which the stamp records: npm dates the files it
+ * unpacks in 1985, so an update leaves nothing newer than the build. Looked up as node resolves a
+ * package (TypeBox's exports map does not list its package.json).
+ */
+function bundledVersions() {
+  const manifestOf = (name) => {
+    for (let directory = root; ; directory = dirname(directory)) {
+      const candidate = join(directory, 'node_modules', name, 'package.json');
+      if (existsSync(candidate)) return JSON.parse(readFileSync(candidate, 'utf8'));
+      if (dirname(directory) === directory) throw new Error(`build: ${name} is not installed`);
+    }
+  };
+  return Object.fromEntries(BUNDLED.map((name) => [name, manifestOf(name).version]));
+}
+
 /** Why dist/ needs building, or null when the last successful build is newer than every input. */
 function staleness() {
   if (!existsSync(stamp)) return 'no successful build';
@@ -33,13 +74,47 @@ function staleness() {
   const sources = SOURCE_DIRS.flatMap((dir) => filesUnder(join(root, dir), '.ts')).filter((file) => !file.endsWith('.d.ts'));
   const newer = [...sources, ...BUILD_INPUTS.map((file) => join(root, file))].find((file) => statSync(file).mtimeMs > builtAt);
   if (newer !== undefined) return `${relative(root, newer)} changed`;
+  if (readFileSync(stamp, 'utf8') !== buildRecord()) return 'a bundled package was updated, or the commands were built otherwise';
   // A source dated before the build (copied with its times, unpacked) may never have been built.
-  const unbuilt = sources.find((source) => !existsSync(join(dist, relative(root, source)).replace(/\.ts$/, '.js')));
+  // The commands are one bundle each (its chunks beside it), not an output per source.
+  const modules = sources.filter((source) => !relative(root, source).startsWith('bin'));
+  const outputs = [...modules.map((source) => join(dist, relative(root, source)).replace(/\.ts$/, '.js')), ...commandFiles.map((file) => join(root, file))];
+  const unbuilt = outputs.find((output) => !existsSync(output));
   if (unbuilt !== undefined) return `${relative(root, unbuilt)} not built`;
-  const orphan = SOURCE_DIRS.flatMap((dir) => filesUnder(join(dist, dir), '.js')).find(
+  const orphan = SOURCE_DIRS.filter((dir) => dir !== 'bin').flatMap((dir) => filesUnder(join(dist, dir), '.js')).find(
     (output) => !existsSync(join(root, relative(dist, output)).replace(/\.js$/, '.ts')),
   );
   return orphan === undefined ? null : `${relative(root, orphan)} has no source`;
+}
+
+/**
+ * Replaces dist/bin (tsc's output, a module per source) with a bundle of each command: its code,
+ * the library's and TypeBox's in a few files, the modules it imports only when a command needs
+ * them in chunks of their own (dist/bin/chunks), so `--help` still answers without loading the
+ * library. The source maps go through tsc's to the TypeScript sources (coverage, stack traces).
+ */
+async function bundleCommands() {
+  const binDir = join(dist, 'bin');
+  const outside = commandFiles.find((file) => dirname(join(root, file)) !== binDir);
+  if (outside !== undefined) throw new Error(`build: package.json bin ${outside} is not in dist/bin`);
+  if (commandFiles.length === 0) return;
+  const staging = join(dist, '.bin-bundle');
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: commandFiles.map((file) => join(root, file)),
+    outdir: staging,
+    bundle: true,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    external: Object.keys(manifest.dependencies ?? {}).filter((name) => !BUNDLED.includes(name)),
+    logLevel: 'warning',
+  });
+  rmSync(binDir, { recursive: true, force: true });
+  renameSync(staging, binDir);
 }
 
 if (!process.argv.includes('--if-stale') || staleness() !== null) {
@@ -49,8 +124,8 @@ if (!process.argv.includes('--if-stale') || staleness() !== null) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
-  writeFileSync(stamp, '');
+  if (!UNBUNDLED) await bundleCommands();
+  writeFileSync(stamp, buildRecord());
   utimesSync(stamp, startedAt, startedAt);
 }
-const { bin } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-for (const file of Object.values(bin)) chmodSync(join(root, file), 0o755);
+for (const file of commandFiles) chmodSync(join(root, file), 0o755);

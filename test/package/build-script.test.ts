@@ -62,6 +62,9 @@ t.test('BUILD: a build leaves dist/ with the package commands executable; --if-s
   tt.equal(statSync(join(dir, 'dist/bin/p.js')).mode & 0o777, 0o755, 'the mode is set again');
   const run = spawnSync(join(dir, 'dist/bin/p.js'), { encoding: 'utf8' });
   tt.equal(run.stdout, '1\n', 'the command runs on its own');
+  // A bundle: what it imports from the library is inside it.
+  rmSync(join(dir, 'dist', 'lib'), { recursive: true });
+  tt.equal(spawnSync(join(dir, 'dist/bin/p.js'), { encoding: 'utf8' }).stdout, '1\n', 'the command needs no dist/lib');
 });
 
 t.test('BUILD: --if-stale rebuilds after a changed source or build setting, a deleted source, or a failed build', async (tt) => {
@@ -75,6 +78,14 @@ t.test('BUILD: --if-stale rebuilds after a changed source or build setting, a de
     tt.not(built(dir, 'lib/a.js'), before, `${input} changed: rebuilt`);
     untouch(input);
   }
+
+  // The stamp records the versions of the packages bundled into the commands (none here).
+  const bundledBefore = built(dir, 'lib/a.js');
+  const stampAt = statSync(join(dir, 'dist', '.build-stamp')).mtime;
+  writeFileSync(join(dir, 'dist', '.build-stamp'), JSON.stringify({ typebox: '0.0.1' }));
+  utimesSync(join(dir, 'dist', '.build-stamp'), stampAt, stampAt);
+  tt.equal(build('--if-stale'), 0);
+  tt.not(built(dir, 'lib/a.js'), bundledBefore, 'a bundled package of another version: rebuilt');
 
   rmSync(join(dir, 'dist', 'lib', 'a.js'));
   tt.equal(build('--if-stale'), 0);

@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildEnv, buildIfStale, ROOT, TSC } from '../helpers/build.js';
 
+/** Set by `npm run coverage`, which builds the commands a module per source (scripts/build.mjs). */
+const UNBUNDLED = process.env.WORKER_TASK_API_UNBUNDLED_BUILD === '1' ? 'npm run coverage builds the commands unbundled' : false;
+
 /**
  * The package as a user gets it: the three entry points of `exports`, imported by package name
  * from a project outside this repository (the repository symlinked into its node_modules, as
@@ -167,8 +170,10 @@ t.test('npm pack would publish the built package, the schema, the fixtures, the 
   }
   tt.same(files.filter((file) => /^(lib|adapters|bin|test|bench|dist\/test|dist\/bench)\//.test(file) || /(?<!\.d)\.ts$/.test(file)), [], 'no sources or tests');
   // The build starts from an empty dist/, so a module whose source was deleted is not shipped.
-  tt.same(files.filter((file) => file.startsWith('dist/') && file.endsWith('.js') && !existsSync(join(ROOT, file.slice('dist/'.length).replace(/\.js$/, '.ts')))), [],
+  // The command line is a bundle (scripts/build.mjs): its entry has its source, its chunks none.
+  tt.same(files.filter((file) => file.startsWith('dist/') && !file.startsWith('dist/bin/chunks/') && file.endsWith('.js') && !existsSync(join(ROOT, file.slice('dist/'.length).replace(/\.js$/, '.ts')))), [],
     'every published module has its source');
+  if (UNBUNDLED === false) tt.ok(files.some((file) => file.startsWith('dist/bin/chunks/')), 'the chunks of the command bundle are published');
   // The sources are not published, so a source map is of use only with the source inside it.
   const maps = files.filter((file) => file.endsWith('.js.map'));
   tt.ok(maps.length > 0, 'source maps are published');
@@ -176,6 +181,18 @@ t.test('npm pack would publish the built package, the schema, the fixtures, the 
     const map = JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
     return map.sourcesContent?.length !== map.sources.length || map.sourcesContent.some((content) => typeof content !== 'string');
   }), [], 'every source map carries its source');
+});
+
+t.test('the command line is bundled: it imports no library module and no TypeBox file of its own, so it starts without reading hundreds of modules', { skip: UNBUNDLED }, async (tt) => {
+  const bundle = readdirSync(join(ROOT, 'dist', 'bin'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.js'))
+    .map((entry) => join(entry.parentPath, entry.name));
+  tt.ok(bundle.length > 1, 'an entry and its chunks');
+  const imported = new Set(bundle.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/(?:from |import\()\s*"([^"]+)"/g)].map((match) => match[1] as string)));
+  tt.same([...imported].filter((specifier) => !specifier.startsWith('./') && !specifier.startsWith('../') && !specifier.startsWith('node:')).sort(), ['better-sqlite3', 'find-my-way', 'luxon'],
+    'installed packages: the native addon and the small ones an npm update should reach');
+  tt.same([...imported].filter((specifier) => specifier.startsWith('../') && !specifier.startsWith('../chunks/')), [], 'nothing outside the bundle');
+  tt.ok(readFileSync(join(ROOT, 'dist', '.build-stamp'), 'utf8').includes('"typebox"'), "the stamp records the bundled TypeBox's version, so an update rebuilds");
 });
 
 t.test('every command in package.json bin is executable after a build and runs on its own, as npx runs it', async (tt) => {
