@@ -104,6 +104,8 @@ async function bundleCommands() {
   await build({
     entryPoints: commandFiles.map((file) => join(root, file)),
     outdir: staging,
+    // Its comments name files relative to this: the same bundle wherever the build is started.
+    absWorkingDir: root,
     bundle: true,
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
@@ -121,8 +123,19 @@ async function bundleCommands() {
 if (!process.argv.includes('--if-stale') || staleness() !== null) {
   // Dated when the build starts: a source saved while tsc runs is newer, so not taken as built.
   const startedAt = new Date();
+  let tsc;
+  try {
+    tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  } catch {
+    // Installed without devDependencies (`npm prune --omit=dev` on a deploy): keep the build there
+    // is rather than remove it and fail.
+    if (existsSync(stamp)) {
+      process.stderr.write(`build: ${staleness()}, but TypeScript is not installed; the existing build is kept\n`);
+      process.exit(0);
+    }
+    throw new Error('build: TypeScript is not installed (npm install, with devDependencies)');
+  }
   rmSync(dist, { recursive: true, force: true });
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
   if (!UNBUNDLED) await bundleCommands();
