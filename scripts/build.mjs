@@ -89,9 +89,8 @@ function staleness() {
 
 /**
  * Replaces dist/bin (tsc's output, a module per source) with a bundle of each command: its code,
- * the library's and TypeBox's in a few files, the modules it imports only when a command needs
- * them in chunks of their own (dist/bin/chunks), so `--help` still answers without loading the
- * library. The source maps lead through tsc's to the TypeScript sources (c8 does not follow
+ * the library's and TypeBox's in chunks (dist/bin/chunks), what only some commands import in
+ * chunks of their own, so `--help` still answers without loading TypeBox or SQLite. The source maps lead through tsc's to the TypeScript sources (c8 does not follow
  * them: see UNBUNDLED).
  */
 async function bundleCommands() {
