@@ -1,6 +1,7 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildEnv, ROOT } from '../helpers/build.js';
 import type { TapTest } from '../helpers/api.js';
@@ -65,6 +66,24 @@ t.test('BUILD: a build leaves dist/ with the package commands executable; --if-s
   // A bundle: what it imports from the library is inside it.
   rmSync(join(dir, 'dist', 'lib'), { recursive: true });
   tt.equal(spawnSync(join(dir, 'dist/bin/p.js'), { encoding: 'utf8' }).stdout, '1\n', 'the command needs no dist/lib');
+});
+
+t.test('BUILD: installed without TypeScript (a deploy pruned of devDependencies), a stale build is kept, not removed', async (tt) => {
+  const { dir, build } = project(tt);
+  tt.equal(build(), 0);
+  // Outside the repository, whose node_modules node would otherwise find the compiler in.
+  const pruned = mkdtempSync(join(tmpdir(), 'wta-pruned-'));
+  tt.teardown(() => rmSync(pruned, { recursive: true, force: true }));
+  cpSync(dir, pruned, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+  rmSync(join(pruned, 'node_modules'));
+  mkdirSync(join(pruned, 'node_modules'));
+  const stampAt = statSync(join(pruned, 'dist', '.build-stamp')).mtime;
+  writeFileSync(join(pruned, 'dist', '.build-stamp'), JSON.stringify({ typebox: '0.0.1' }));
+  utimesSync(join(pruned, 'dist', '.build-stamp'), stampAt, stampAt);
+  const run = spawnSync(process.execPath, [join(pruned, 'scripts', 'build.mjs'), '--if-stale'], { cwd: pruned, env: buildEnv(), encoding: 'utf8' });
+  tt.equal(run.status, 0, 'not a failure: the package is built');
+  tt.match(run.stderr, /TypeScript is not installed; the existing build is kept/);
+  tt.equal(spawnSync(join(pruned, 'dist/bin/p.js'), { encoding: 'utf8' }).stdout, '1\n', 'the existing build still runs');
 });
 
 t.test('BUILD: --if-stale rebuilds after a changed source or build setting, a deleted source, or a failed build', async (tt) => {
