@@ -26,6 +26,8 @@ export interface OpenedDb {
   claimIfEmpty(): void;
   /** Throws a CommandError when the file opened is no longer the one at the path (see `abandon`). */
   assertInPlace(): void;
+  /** What to throw for `error`, once the command has given the database up: see `describedFailure`. */
+  failure(error: unknown): unknown;
 }
 
 function nonEmpty(file: string): boolean {
@@ -83,6 +85,24 @@ function gone(file: string): boolean {
   }
 }
 
+/**
+ * SQLite's errors name no file ("database is locked"), and an operator may run several databases:
+ * told with the path, and that nothing was changed (the command's transaction was rolled back and
+ * what it made removed). A lock held past the busy timeout is no fault of the file's, so it says
+ * what holds one that long and that a retry can succeed. Anything else is thrown as it is.
+ */
+function describedFailure(
+  path: string,
+  error: unknown,
+  { BUSY_TIMEOUT_MS, isSqliteError, transientDatabaseFailure }: Pick<typeof import('../lib/store/open.js'), 'BUSY_TIMEOUT_MS' | 'isSqliteError' | 'transientDatabaseFailure'>,
+): unknown {
+  if (transientDatabaseFailure(error) === 'busy') {
+    return new CommandError(`the database ${path} is locked: another connection kept its write lock for the ${BUSY_TIMEOUT_MS / 1000} s this command waited (a long load, or a transaction another program left open); nothing was changed. Run this again once it is free`);
+  }
+  if (!isSqliteError(error)) return error;
+  return new CommandError(`database ${path}: ${error.message}; nothing was changed`);
+}
+
 const removedWhileWaiting = (path: string): CommandError =>
   new CommandError(`the database file ${path} was removed while this command waited (another command that created it failed); nothing was changed`);
 
@@ -107,7 +127,8 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
   if (file !== undefined && foundEmpty && nonEmpty(`${file}-wal`)) {
     throw new CommandError(`the database file ${path} is empty, but ${file}-wal is there: the database file was truncated or replaced without its write-ahead log, which holds its latest writes. Put the file back beside it, or move the -wal away if no database of yours needs it, then run this again`);
   }
-  const { databaseFileCheck, fileHoldsServiceSchema, openConnection, openDatabase } = await import('../lib/store/open.js');
+  const store = await import('../lib/store/open.js');
+  const { databaseFileCheck, fileHoldsServiceSchema, openConnection, openDatabase } = store;
   // Managing clients of a file that is not yet the service's (a mistyped --db that hit another
   // application's database, say) would install the schema in it: looked at first, writing nothing.
   if (mustExist && file !== undefined && !fileHoldsServiceSchema(file)) {
@@ -147,6 +168,7 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
       assertInPlace: () => {
         if (!inPlace()) throw removedWhileWaiting(path);
       },
+      failure: (error) => describedFailure(path, error, store),
     };
   } catch (error) {
     handle?.close();
@@ -155,6 +177,8 @@ export async function openDb(dbOption: string | undefined, mustExist = false): P
     // Made elsewhere, and gone: the command that made it failed and removed it while this one was
     // opening it, and SQLite names only what it could no longer read ("disk I/O error").
     if (file !== undefined && madeElsewhere && gone(file)) throw removedWhileWaiting(path);
+    // A migration waits for the write lock like any write: so told. Other failures say they came at the opening.
+    if (store.transientDatabaseFailure(error) === 'busy') throw describedFailure(path, error, store);
     throw new CommandError(`cannot open database ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
@@ -198,7 +222,7 @@ export async function withDb<T>(
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
     opened.abandon();
-    throw error;
+    throw opened.failure(error);
   }
   if (db.inTransaction) db.exec('COMMIT');
   db.close();

@@ -146,7 +146,7 @@ export async function serve(given: string[]): Promise<void> {
     return result;
   }).catch((error: unknown) => {
     opened.abandon();
-    throw error;
+    throw opened.failure(error);
   });
 
   const service = createService({ db, sources, ...(rateLimit === undefined ? {} : { rateLimit }) });

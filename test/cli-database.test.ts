@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import Database from 'better-sqlite3';
 import { existsSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -237,4 +237,94 @@ t.test('CLI DATABASE: a --db that is a link to a file not made yet gets that fil
   symlinkSync('library-real.sqlite', libraryLink);
   openDatabase(libraryLink).db.close();
   t.equal(statSync(join(dir, 'library-real.sqlite')).mode & 0o777, 0o600);
+});
+
+/**
+ * The command modules as they run, except that their connections give up on a lock at once
+ * rather than after SQLite's 5 s busy timeout: what a command says then is what it says after
+ * the wait, and no test waits.
+ */
+async function withoutBusyTimeout<T>(t: Test, module: string): Promise<T> {
+  const actual = await import('../lib/store/open.js');
+  return t.mockImport<T>(module, {
+    '../lib/store/open.ts': {
+      ...actual,
+      openDatabase: (db: string | Database.Database) => {
+        const opened = actual.openDatabase(db);
+        opened.db.pragma('busy_timeout = 0');
+        return opened;
+      },
+    },
+  });
+}
+
+/** Another program holding the write lock of the database at `path` until the test ends. */
+function holdWriteLock(t: Test, path: string): void {
+  const holder = new Database(path);
+  holder.exec('BEGIN IMMEDIATE');
+  t.teardown(() => {
+    holder.exec('ROLLBACK');
+    holder.close();
+  });
+}
+
+const LOCKED = /^the database .*db\.sqlite is locked: another connection kept its write lock for the 5 s this command waited \(a long load, or a transaction another program left open\); nothing was changed\. Run this again once it is free$/;
+
+t.test('CLI DATABASE: a command that finds the database locked past the busy timeout names the file and changes nothing', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  loadElsewhere(path);
+  const before = readFileSync(path);
+  holdWriteLock(t, path);
+  const { withDb: lockedOut } = await withoutBusyTimeout<typeof import('../bin/database.js')>(t, '../bin/database.js');
+  let ran = false;
+  const failure = await lockedOut(path, () => {
+    ran = true;
+  }, () => ['done']).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof Error, `the command fails (got ${String(failure)})`);
+  t.match((failure as Error).message, LOCKED, 'SQLite\'s "database is locked" told with the file, and that a retry can succeed');
+  t.notOk(ran, 'the command did not run');
+  t.ok(readFileSync(path).equals(before), 'the file is as it was');
+});
+
+t.test('CLI DATABASE: serve on a database locked past the busy timeout says so with the file, before it listens', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  loadElsewhere(path);
+  holdWriteLock(t, path);
+  const { serve } = await withoutBusyTimeout<typeof import('../bin/serve.js')>(t, '../bin/serve.js');
+  const failure = await serve(['--db', path, '--host', '127.0.0.1', '--port', '0']).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof Error, `the start fails (got ${String(failure)})`);
+  t.match((failure as Error).message, LOCKED);
+  t.ok(existsSync(path), 'the database stays');
+});
+
+t.test('CLI DATABASE: a database locked while it is opened (its migration waits for the write lock) is told as locked, not as a file that cannot be opened', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  loadElsewhere(path);
+  const actual = await import('../lib/store/open.js');
+  const { openDb: openingLocked } = await t.mockImport<typeof import('../bin/database.js')>('../bin/database.js', {
+    '../lib/store/open.ts': {
+      ...actual,
+      openDatabase: () => {
+        throw Object.assign(new Error('database is locked'), { name: 'SqliteError', code: 'SQLITE_BUSY' });
+      },
+    },
+  });
+  const failure = await openingLocked(path).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof Error, `the command fails (got ${String(failure)})`);
+  t.match((failure as Error).message, LOCKED);
+});
+
+t.test('CLI DATABASE: another SQLite failure of a command names the file and says nothing was changed', async (t) => {
+  const path = join(t.testdir(), 'db.sqlite');
+  loadElsewhere(path);
+  const failure = await withDb(path, () => {
+    throw Object.assign(new Error('database or disk is full'), { name: 'SqliteError', code: 'SQLITE_FULL' });
+  }, () => ['done']).then(() => null, (error: unknown) => error);
+  t.ok(failure instanceof CommandError, `the command fails (got ${String(failure)})`);
+  t.match((failure as Error).message, /^database .*db\.sqlite: database or disk is full; nothing was changed$/);
+
+  const other = new Error('not SQLite\'s');
+  t.equal(await withDb(path, () => {
+    throw other;
+  }, () => ['done']).then(() => null, (error: unknown) => error), other, 'anything else is thrown as it is');
 });

@@ -26,7 +26,7 @@ const prepared = new WeakSet<Db>();
 const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** How long a statement waits for another connection's lock before SQLITE_BUSY. */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 5000;
 
 /** A bare connection to a file, nothing set up yet: for `openDatabase` to adopt. */
 export function openConnection(file: string): Db {
@@ -205,7 +205,7 @@ export function transientDatabaseFailure(
  * By name and code, not instanceof: an embedder's Database may come from another copy of
  * better-sqlite3, whose SqliteError is another class.
  */
-function isSqliteError(error: unknown): error is Error & { code: string } {
+export function isSqliteError(error: unknown): error is Error & { code: string } {
   return error instanceof Error && error.name === 'SqliteError' && typeof (error as { code?: unknown }).code === 'string';
 }
 
