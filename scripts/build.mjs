@@ -48,23 +48,43 @@ const BUNDLED = ['typebox'].filter((name) => manifest.dependencies?.[name] !== u
  */
 const UNBUNDLED = process.env.WORKER_TASK_API_UNBUNDLED_BUILD === '1';
 
-/** What the stamp records, and a build found stale unless it matches: how the commands were built. */
-const buildRecord = () => JSON.stringify(UNBUNDLED ? { unbundled: true } : bundledVersions());
+/**
+ * How the commands were built, which the stamp records and a build is found stale unless it
+ * matches: the versions of the packages bundled into them, and of esbuild, which an update may
+ * make bundle otherwise; or that they were built a module per source.
+ */
+function buildRecord() {
+  if (UNBUNDLED) return { unbundled: true };
+  return { bundled: Object.fromEntries(BUNDLED.map((name) => [name, requiredVersion(name)])), esbuild: installedVersion('esbuild') };
+}
 
 /**
- * The installed versions of the bundled packages, which the stamp records: npm dates the files it
- * unpacks in 1985, so an update leaves nothing newer than the build. Looked up as node resolves a
- * package (TypeBox's exports map does not list its package.json).
+ * The installed version of a package, looked up as node resolves one (TypeBox's exports map does
+ * not list its package.json): the stamp records versions because npm dates the files it unpacks
+ * in 1985, so an update leaves nothing newer than the build. Undefined when it is not installed.
  */
-function bundledVersions() {
-  const manifestOf = (name) => {
-    for (let directory = root; ; directory = dirname(directory)) {
-      const candidate = join(directory, 'node_modules', name, 'package.json');
-      if (existsSync(candidate)) return JSON.parse(readFileSync(candidate, 'utf8'));
-      if (dirname(directory) === directory) throw new Error(`build: ${name} is not installed`);
-    }
-  };
-  return Object.fromEntries(BUNDLED.map((name) => [name, manifestOf(name).version]));
+function installedVersion(name) {
+  for (let directory = root; ; directory = dirname(directory)) {
+    const candidate = join(directory, 'node_modules', name, 'package.json');
+    if (existsSync(candidate)) return JSON.parse(readFileSync(candidate, 'utf8')).version;
+    if (dirname(directory) === directory) return undefined;
+  }
+}
+
+function requiredVersion(name) {
+  const version = installedVersion(name);
+  if (version === undefined) throw new Error(`build: ${name} is not installed`);
+  return version;
+}
+
+/** The stamp's record, or null when it is none (an older build's, or damaged). */
+function readStamp() {
+  try {
+    const recorded = JSON.parse(readFileSync(stamp, 'utf8'));
+    return Array.isArray(recorded?.outputs) ? recorded : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Why dist/ needs building, or null when the last successful build is newer than every input. */
@@ -74,12 +94,22 @@ function staleness() {
   const sources = SOURCE_DIRS.flatMap((dir) => filesUnder(join(root, dir), '.ts')).filter((file) => !file.endsWith('.d.ts'));
   const newer = [...sources, ...BUILD_INPUTS.map((file) => join(root, file))].find((file) => statSync(file).mtimeMs > builtAt);
   if (newer !== undefined) return `${relative(root, newer)} changed`;
-  if (readFileSync(stamp, 'utf8') !== buildRecord()) return 'a bundled package was updated, or the commands were built otherwise';
+  const recorded = readStamp();
+  if (recorded === null) return 'the build stamp is of another version of this script';
+  const { outputs, ...how } = recorded;
+  const now = buildRecord();
+  // No esbuild (a deploy pruned of devDependencies) cannot bundle again, and needs not.
+  if (now.esbuild === undefined && how.esbuild !== undefined) now.esbuild = how.esbuild;
+  if (JSON.stringify(how) !== JSON.stringify(now)) return 'a bundled package or esbuild was updated, or the commands were built otherwise';
   // A source dated before the build (copied with its times, unpacked) may never have been built.
-  // The commands are one bundle each (its chunks beside it), not an output per source.
+  // The commands' files (a bundle and its chunks) are those the stamp lists, not an output per source.
   const modules = sources.filter((source) => !relative(root, source).startsWith('bin'));
-  const outputs = [...modules.map((source) => join(dist, relative(root, source)).replace(/\.ts$/, '.js')), ...commandFiles.map((file) => join(root, file))];
-  const unbuilt = outputs.find((output) => !existsSync(output));
+  const outputFiles = [
+    ...modules.map((source) => join(dist, relative(root, source)).replace(/\.ts$/, '.js')),
+    ...commandFiles.map((file) => join(root, file)),
+    ...outputs.map((file) => join(dist, file)),
+  ];
+  const unbuilt = outputFiles.find((output) => !existsSync(output));
   if (unbuilt !== undefined) return `${relative(root, unbuilt)} not built`;
   const orphan = SOURCE_DIRS.filter((dir) => dir !== 'bin').flatMap((dir) => filesUnder(join(dist, dir), '.js')).find(
     (output) => !existsSync(join(root, relative(dist, output)).replace(/\.js$/, '.ts')),
@@ -138,7 +168,9 @@ if (!process.argv.includes('--if-stale') || staleness() !== null) {
   const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
   if (!UNBUNDLED) await bundleCommands();
-  writeFileSync(stamp, buildRecord());
+  // Sorted: the same build, the same stamp.
+  const outputs = filesUnder(join(dist, 'bin'), '').map((file) => relative(dist, file)).sort();
+  writeFileSync(stamp, JSON.stringify({ ...buildRecord(), outputs }));
   utimesSync(stamp, startedAt, startedAt);
 }
 for (const file of commandFiles) chmodSync(join(root, file), 0o755);

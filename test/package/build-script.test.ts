@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildEnv, ROOT } from '../helpers/build.js';
@@ -22,7 +22,8 @@ interface Project {
 
 function project(tt: TapTest): Project {
   const dir = tt.testdir({
-    'package.json': JSON.stringify({ name: 'p', type: 'module', bin: { p: 'dist/bin/p.js' } }),
+    // Two commands, so the bundle has a chunk of what they share, as the real one has.
+    'package.json': JSON.stringify({ name: 'p', type: 'module', bin: { p: 'dist/bin/p.js', q: 'dist/bin/q.js' } }),
     // The smallest library: each of a test's builds then takes the compiler a fifth of the time.
     'tsconfig.json': JSON.stringify({
       compilerOptions: { target: 'ES2022', lib: ['ES5'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: '.', types: [] },
@@ -31,7 +32,10 @@ function project(tt: TapTest): Project {
     lib: { 'a.ts': 'export const a: number = 1;\n' },
     adapters: { 'b.ts': 'export const b = 1;\n' },
     // No DOM or node types in so small a library: the one global the command uses is declared.
-    bin: { 'p.ts': "#!/usr/bin/env node\nimport { a } from '../lib/a.js';\ndeclare const console: { log(value: unknown): void };\nconsole.log(a);\n" },
+    bin: {
+      'p.ts': "#!/usr/bin/env node\nimport { a } from '../lib/a.js';\ndeclare const console: { log(value: unknown): void };\nconsole.log(a);\n",
+      'q.ts': "#!/usr/bin/env node\nimport { a } from '../lib/a.js';\ndeclare const console: { log(value: unknown): void };\nconsole.log(a + 1);\n",
+    },
   });
   mkdirSync(join(dir, 'scripts'));
   cpSync(join(ROOT, 'scripts', 'build.mjs'), join(dir, 'scripts', 'build.mjs'));
@@ -41,13 +45,23 @@ function project(tt: TapTest): Project {
     utimesSync(join(dir, file), at, at);
   };
   // Inputs are dated in the past, so a build's outputs are always newer than them unless touched.
-  for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'lib/a.ts', 'adapters/b.ts', 'bin/p.ts', 'scripts/build.mjs']) dated(file, -3_600_000);
+  for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'lib/a.ts', 'adapters/b.ts', 'bin/p.ts', 'bin/q.ts', 'scripts/build.mjs']) dated(file, -3_600_000);
   return {
     dir,
     build: (...args) => spawnSync(process.execPath, [join(dir, 'scripts', 'build.mjs'), ...args], { cwd: dir, env: { ...buildEnv(), WORKER_TASK_API_UNBUNDLED_BUILD: '' }, stdio: 'ignore' }).status ?? -1,
     touch: (file) => dated(file, 60_000),
     untouch: (file) => dated(file, -3_600_000),
   };
+}
+
+/** Changes what the stamp of the build in `dir` records, keeping its date (no source is newer). */
+function restamp(dir: string, change: (record: Record<string, unknown>) => void): void {
+  const file = join(dir, 'dist', '.build-stamp');
+  const stampAt = statSync(file).mtime;
+  const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  change(record);
+  writeFileSync(file, JSON.stringify(record));
+  utimesSync(file, stampAt, stampAt);
 }
 
 const built = (dir: string, file: string): number | null => (existsSync(join(dir, 'dist', file)) ? statSync(join(dir, 'dist', file)).mtimeMs : null);
@@ -77,10 +91,17 @@ t.test('BUILD: installed without TypeScript (a deploy pruned of devDependencies)
   cpSync(dir, pruned, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
   rmSync(join(pruned, 'node_modules'));
   mkdirSync(join(pruned, 'node_modules'));
-  const stampAt = statSync(join(pruned, 'dist', '.build-stamp')).mtime;
-  writeFileSync(join(pruned, 'dist', '.build-stamp'), JSON.stringify({ typebox: '0.0.1' }));
-  utimesSync(join(pruned, 'dist', '.build-stamp'), stampAt, stampAt);
-  const run = spawnSync(process.execPath, [join(pruned, 'scripts', 'build.mjs'), '--if-stale'], { cwd: pruned, env: buildEnv(), encoding: 'utf8' });
+  const ifStale = () => spawnSync(process.execPath, [join(pruned, 'scripts', 'build.mjs'), '--if-stale'], { cwd: pruned, env: buildEnv(), encoding: 'utf8' });
+  // Without esbuild the commands cannot be bundled again, and the version it had is no reason to.
+  restamp(pruned, (record) => {
+    record.esbuild = '0.0.1';
+  });
+  const current = ifStale();
+  tt.strictSame([current.status, current.stderr], [0, ''], 'an esbuild no longer installed makes no build stale');
+  restamp(pruned, (record) => {
+    record.bundled = { typebox: '0.0.1' };
+  });
+  const run = ifStale();
   tt.equal(run.status, 0, 'not a failure: the package is built');
   tt.match(run.stderr, /TypeScript is not installed; the existing build is kept/);
   tt.equal(spawnSync(join(pruned, 'dist/bin/p.js'), { encoding: 'utf8' }).stdout, '1\n', 'the existing build still runs');
@@ -98,13 +119,34 @@ t.test('BUILD: --if-stale rebuilds after a changed source or build setting, a de
     untouch(input);
   }
 
-  // The stamp records the versions of the packages bundled into the commands (none here).
-  const bundledBefore = built(dir, 'lib/a.js');
-  const stampAt = statSync(join(dir, 'dist', '.build-stamp')).mtime;
-  writeFileSync(join(dir, 'dist', '.build-stamp'), JSON.stringify({ typebox: '0.0.1' }));
-  utimesSync(join(dir, 'dist', '.build-stamp'), stampAt, stampAt);
+  // The stamp records the versions of the packages bundled into the commands (none here) and of
+  // esbuild, which npm's dates would not show updated.
+  const changes: [string, (record: Record<string, unknown>) => void][] = [
+    ['a bundled package of another version', (record) => {
+      record.bundled = { typebox: '0.0.1' };
+    }],
+    ['another esbuild', (record) => {
+      record.esbuild = '0.0.1';
+    }],
+    ['a stamp of an earlier build script', (record) => {
+      delete record.outputs;
+    }],
+  ];
+  for (const [change, make] of changes) {
+    const before = built(dir, 'lib/a.js');
+    restamp(dir, make);
+    tt.equal(build('--if-stale'), 0);
+    tt.not(built(dir, 'lib/a.js'), before, `${change}: rebuilt`);
+  }
   tt.equal(build('--if-stale'), 0);
-  tt.not(built(dir, 'lib/a.js'), bundledBefore, 'a bundled package of another version: rebuilt');
+
+  // A chunk gone (deleted by hand, say) would leave the commands unable to load it.
+  const chunks = readdirSync(join(dir, 'dist', 'bin', 'chunks')).filter((name) => name.endsWith('.js'));
+  tt.ok(chunks.length > 0, `the commands share a chunk (${chunks.join(', ')})`);
+  const [chunk] = chunks;
+  rmSync(join(dir, 'dist', 'bin', 'chunks', chunk ?? ''));
+  tt.equal(build('--if-stale'), 0);
+  tt.equal(spawnSync(join(dir, 'dist/bin/q.js'), { encoding: 'utf8' }).stdout, '2\n', 'a chunk gone is built again');
 
   rmSync(join(dir, 'dist', 'lib', 'a.js'));
   tt.equal(build('--if-stale'), 0);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { buildEnv, buildIfStale, ROOT, TSC } from '../helpers/build.js';
 
 /** Set by `npm run coverage`, which builds the commands a module per source (scripts/build.mjs). */
@@ -192,7 +192,10 @@ t.test('the command line is bundled: it imports no library module and no TypeBox
   tt.same([...imported].filter((specifier) => !specifier.startsWith('./') && !specifier.startsWith('../') && !specifier.startsWith('node:')).sort(), ['better-sqlite3', 'find-my-way', 'luxon'],
     'installed packages: the native addon and the small ones an npm update should reach');
   tt.same([...imported].filter((specifier) => specifier.startsWith('../') && !specifier.startsWith('../chunks/')), [], 'nothing outside the bundle');
-  tt.ok(readFileSync(join(ROOT, 'dist', '.build-stamp'), 'utf8').includes('"typebox"'), "the stamp records the bundled TypeBox's version, so an update rebuilds");
+  const stamp = JSON.parse(readFileSync(join(ROOT, 'dist', '.build-stamp'), 'utf8')) as { bundled?: Record<string, string>; outputs?: string[] };
+  tt.ok(stamp.bundled?.typebox, "the stamp records the bundled TypeBox's version, so an update rebuilds");
+  tt.same(stamp.outputs?.filter((file) => file.endsWith('.js')).sort(), bundle.map((file) => relative(join(ROOT, 'dist'), file)).sort(),
+    'and every file of the bundle, so one gone missing rebuilds');
 });
 
 t.test('every command in package.json bin is executable after a build and runs on its own, as npx runs it', async (tt) => {
