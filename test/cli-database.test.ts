@@ -32,6 +32,17 @@ function seed(opened: Awaited<ReturnType<typeof openDb>>): void {
   }).immediate();
 }
 
+/** An error as better-sqlite3 throws them (told by name and code, as any copy of the module makes them). */
+const sqliteError = (message: string, code: string): Error => Object.assign(new Error(message), { name: 'SqliteError', code });
+
+/** bin/database.ts's openDb, with the store's opening of the file doing `openDatabase` instead. */
+async function openDbFailing(t: Test, openDatabase: () => never): Promise<typeof openDb> {
+  const actual = await import('../lib/store/open.js');
+  // Mocks are keyed by the file tsx loads.
+  const mocked = await t.mockImport<typeof import('../bin/database.js')>('../bin/database.js', { '../lib/store/open.ts': { ...actual, openDatabase } });
+  return mocked.openDb;
+}
+
 t.test('CLI DATABASE: a failing command removes the database it created, with what it wrote itself', async (t) => {
   const path = join(t.testdir(), 'new', 'db.sqlite');
   const opened = await openDb(path);
@@ -111,17 +122,11 @@ t.test('CLI DATABASE: a command that opened a database another command then remo
 t.test('CLI DATABASE: a database removed while this command was still opening it is reported as removed, not as SQLite\'s read error', async (t) => {
   const path = join(t.testdir(), 'db.sqlite');
   loadElsewhere(path);
-  const actual = await import('../lib/store/open.js');
-  // (Mocks are keyed by the file tsx loads.) The other command (which created the file and failed) removes it in the middle of this one's
+  // The other command (which created the file and failed) removes it in the middle of this one's
   // opening; SQLite then fails on what it can no longer read.
-  const { openDb: openingWhileRemoved } = await t.mockImport<typeof import('../bin/database.js')>('../bin/database.js', {
-    '../lib/store/open.ts': {
-      ...actual,
-      openDatabase: () => {
-        removeDatabaseFiles(path);
-        throw Object.assign(new Error('disk I/O error'), { name: 'SqliteError', code: 'SQLITE_IOERR_SHORT_READ' });
-      },
-    },
+  const openingWhileRemoved = await openDbFailing(t, () => {
+    removeDatabaseFiles(path);
+    throw sqliteError('disk I/O error', 'SQLITE_IOERR_SHORT_READ');
   });
   const failure = await openingWhileRemoved(path).then(() => null, (error: unknown) => error);
   t.ok(failure instanceof Error, `the command fails (got ${String(failure)})`);
@@ -130,13 +135,8 @@ t.test('CLI DATABASE: a database removed while this command was still opening it
 
   // A file still there is SQLite's to describe.
   loadElsewhere(path);
-  const { openDb: openingBroken } = await t.mockImport<typeof import('../bin/database.js')>('../bin/database.js', {
-    '../lib/store/open.ts': {
-      ...actual,
-      openDatabase: () => {
-        throw Object.assign(new Error('disk I/O error'), { name: 'SqliteError', code: 'SQLITE_IOERR_SHORT_READ' });
-      },
-    },
+  const openingBroken = await openDbFailing(t, () => {
+    throw sqliteError('disk I/O error', 'SQLITE_IOERR_SHORT_READ');
   });
   t.match(String(await openingBroken(path).then(() => null, (error: unknown) => error)), /cannot open database .*db\.sqlite: disk I\/O error/);
 });
@@ -300,14 +300,8 @@ t.test('CLI DATABASE: serve on a database locked past the busy timeout says so w
 t.test('CLI DATABASE: a database locked while it is opened (its migration waits for the write lock) is told as locked, not as a file that cannot be opened', async (t) => {
   const path = join(t.testdir(), 'db.sqlite');
   loadElsewhere(path);
-  const actual = await import('../lib/store/open.js');
-  const { openDb: openingLocked } = await t.mockImport<typeof import('../bin/database.js')>('../bin/database.js', {
-    '../lib/store/open.ts': {
-      ...actual,
-      openDatabase: () => {
-        throw Object.assign(new Error('database is locked'), { name: 'SqliteError', code: 'SQLITE_BUSY' });
-      },
-    },
+  const openingLocked = await openDbFailing(t, () => {
+    throw sqliteError('database is locked', 'SQLITE_BUSY');
   });
   const failure = await openingLocked(path).then(() => null, (error: unknown) => error);
   t.ok(failure instanceof Error, `the command fails (got ${String(failure)})`);
@@ -318,7 +312,7 @@ t.test('CLI DATABASE: another SQLite failure of a command names the file and say
   const path = join(t.testdir(), 'db.sqlite');
   loadElsewhere(path);
   const failure = await withDb(path, () => {
-    throw Object.assign(new Error('database or disk is full'), { name: 'SqliteError', code: 'SQLITE_FULL' });
+    throw sqliteError('database or disk is full', 'SQLITE_FULL');
   }, () => ['done']).then(() => null, (error: unknown) => error);
   t.ok(failure instanceof CommandError, `the command fails (got ${String(failure)})`);
   t.match((failure as Error).message, /^database .*db\.sqlite: database or disk is full; nothing was changed$/);
